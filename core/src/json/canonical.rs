@@ -1,0 +1,209 @@
+//! The RFC 8785 (JCS) canonical writer.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use super::number::{self, Undecidability};
+use super::reader::skip_plain;
+use super::value::{Object, Value};
+use crate::pointer::{JsonPointer, Segment};
+use crate::render;
+
+/// A value with literals that no double stands for unambiguously; it has no canonical form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecidable {
+    /// Every such literal, in document order.
+    pub literals: Vec<UndecidableLiteral>,
+}
+
+/// One number literal without a canonical form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndecidableLiteral {
+    /// Where it is, from the root of the value that was canonicalised.
+    pub pointer: JsonPointer,
+    /// The literal exactly as written.
+    pub literal: String,
+    pub reason: Undecidability,
+}
+
+impl fmt::Display for UndecidableLiteral {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at {} is {}",
+            self.literal,
+            render::safe(&self.pointer.to_string()),
+            self.reason
+        )
+    }
+}
+
+impl fmt::Display for Undecidable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("undecidable number literal")?;
+        if self.literals.len() > 1 {
+            f.write_str("s")?;
+        }
+        for (i, l) in self.literals.iter().enumerate() {
+            f.write_str(if i == 0 { ": " } else { "; " })?;
+            l.fmt(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Undecidable {}
+
+/// The canonical bytes of a value.
+pub fn to_canonical(value: &Value<'_>) -> Result<Vec<u8>, Undecidable> {
+    let mut out = Vec::new();
+    write_canonical(value, &mut out)?;
+    Ok(out)
+}
+
+/// Appends the canonical bytes of a value to `out`. On error, `out` holds partial output.
+pub fn write_canonical(value: &Value<'_>, out: &mut Vec<u8>) -> Result<(), Undecidable> {
+    let mut w = Writer {
+        out,
+        path: Vec::new(),
+        undecidable: Vec::new(),
+    };
+    w.value(value);
+    if w.undecidable.is_empty() {
+        Ok(())
+    } else {
+        Err(Undecidable {
+            literals: w.undecidable,
+        })
+    }
+}
+
+struct Writer<'o, 'v> {
+    out: &'o mut Vec<u8>,
+    /// Where the writer is, kept so an undecidable literal can be located.
+    path: Vec<Segment<'v>>,
+    undecidable: Vec<UndecidableLiteral>,
+}
+
+impl<'v> Writer<'_, 'v> {
+    // Recursion is bounded by the depth of the value; read values are at most 256 deep.
+    fn value(&mut self, v: &'v Value<'_>) {
+        match v {
+            Value::Null => self.out.extend_from_slice(b"null"),
+            Value::Bool(true) => self.out.extend_from_slice(b"true"),
+            Value::Bool(false) => self.out.extend_from_slice(b"false"),
+            Value::Number(n) => self.number(n.literal()),
+            Value::String(s) => write_string(self.out, s),
+            Value::Array(items) => {
+                self.out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.path.push(Segment::Index(i));
+                    self.value(item);
+                    self.path.pop();
+                }
+                self.out.push(b']');
+            }
+            Value::Object(o) => self.object(o),
+        }
+    }
+
+    fn object(&mut self, o: &'v Object<'_>) {
+        let mut members: Vec<(&'v str, &'v Value<'_>)> = o.iter().collect();
+        members.sort_unstable_by(|a, b| cmp_utf16(a.0, b.0));
+        self.out.push(b'{');
+        for (i, (name, v)) in members.into_iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            write_string(self.out, name);
+            self.out.push(b':');
+            self.path.push(Segment::Name(name));
+            self.value(v);
+            self.path.pop();
+        }
+        self.out.push(b'}');
+    }
+
+    fn number(&mut self, literal: &str) {
+        // Integers of at most 15 digits are below 2^53 and already in ECMAScript form, but for -0.
+        let digits = literal.strip_prefix('-').unwrap_or(literal);
+        if digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) {
+            if digits == "0" {
+                self.out.push(b'0');
+            } else {
+                self.out.extend_from_slice(literal.as_bytes());
+            }
+            return;
+        }
+        match number::to_f64(literal) {
+            Ok(v) => number::write_es(self.out, v),
+            Err(reason) => self.undecidable.push(UndecidableLiteral {
+                pointer: JsonPointer::from_segments(&self.path),
+                literal: literal.to_string(),
+                reason,
+            }),
+        }
+    }
+}
+
+/// Appends a string in RFC 8785 form: `"` and `\` escaped, controls as short or `\u00xx`
+/// escapes, everything else as UTF-8.
+pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.push(b'"');
+    let mut from = 0;
+    loop {
+        let stop = skip_plain(bytes, from);
+        out.extend_from_slice(&bytes[from..stop]);
+        let Some(&b) = bytes.get(stop) else { break };
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\x08' => out.extend_from_slice(b"\\b"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\x0c' => out.extend_from_slice(b"\\f"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 0xf)]);
+            }
+        }
+        from = stop + 1;
+    }
+    out.push(b'"');
+}
+
+/// Orders two strings by their UTF-16 code units, as RFC 8785 sorts member names.
+///
+/// UTF-8 byte order is code point order, which differs from UTF-16 order only where a character
+/// above U+FFFF (a surrogate pair, D800–DBFF first) meets one in U+E000–U+FFFF. So the strings are
+/// compared bytewise up to their first differing character, and that pair is compared by its first
+/// UTF-16 unit.
+pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
+    let common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    // Both strings agree up to `common`, so the character boundary at or before it is shared.
+    let mut start = common;
+    while !a.is_char_boundary(start) {
+        start -= 1;
+    }
+    match (a[start..].chars().next(), b[start..].chars().next()) {
+        (Some(x), Some(y)) => {
+            let unit = |c: char| {
+                let c = c as u32;
+                if c > 0xFFFF {
+                    0xD800 + ((c - 0x10000) >> 10)
+                } else {
+                    c
+                }
+            };
+            unit(x).cmp(&unit(y)).then((x as u32).cmp(&(y as u32)))
+        }
+        (x, y) => x.is_some().cmp(&y.is_some()),
+    }
+}

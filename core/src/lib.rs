@@ -1,0 +1,14 @@
+//! pinlog-core: the canonical engine every other part of pinlog stands on.
+//!
+//! One strict reader ([`json::parse`]) and one canonical writer ([`json::to_canonical`], RFC 8785)
+//! so that a digest computed by the crawler, the verifier and the proxy is the same digest. The
+//! rules are written down, with vectors, in `docs/SPEC-digest.md`.
+
+pub mod digest;
+pub mod json;
+pub mod pointer;
+pub mod render;
+
+pub use digest::{Digest, Listing};
+pub use json::Value;
+pub use pointer::JsonPointer;

@@ -1,0 +1,105 @@
+//! Which literals have a canonical form, and what it is.
+
+use pinlog_core::json::{self, to_f64, Limits, Undecidability};
+
+fn canon(literal: &str) -> Result<String, Undecidability> {
+    let v = json::parse(literal.as_bytes(), Limits::default()).unwrap();
+    json::to_canonical(&v)
+        .map(|b| String::from_utf8(b).unwrap())
+        .map_err(|e| {
+            assert_eq!(e.literals.len(), 1);
+            assert_eq!(
+                e.literals[0].literal, literal,
+                "the literal is named as written"
+            );
+            e.literals[0].reason
+        })
+}
+
+#[test]
+fn integers_beyond_2_pow_53_are_undecidable_in_any_notation() {
+    use Undecidability::*;
+    for literal in [
+        "9007199254740993",
+        "-9007199254740993",
+        "9007199254740993.0",
+        "9007199254740993.000",
+        "9.007199254740993e15",
+        "90071992547409930e-1",
+        "0.9007199254740993e16",
+        "9007199254740994",
+        "1e30",
+        "1E30",
+        "-1e16",
+        "10000000000000000",
+        "1.7976931348623157e308",
+        "12345678901234567890",
+    ] {
+        assert_eq!(canon(literal), Err(IntegerBeyond2Pow53), "{literal}");
+    }
+}
+
+#[test]
+fn integers_up_to_2_pow_53_and_all_fractions_have_a_form() {
+    let cases: [(&str, String); 22] = [
+        ("9007199254740992", "9007199254740992".into()),
+        ("-9007199254740992", "-9007199254740992".into()),
+        ("9.007199254740992e15", "9007199254740992".into()),
+        ("9007199254740991.0", "9007199254740991".into()),
+        ("900719925474099.2e1", "9007199254740992".into()),
+        ("1e15", "1000000000000000".into()),
+        ("123456789012345", "123456789012345".into()),
+        ("1.0", "1".into()),
+        ("1E3", "1000".into()),
+        ("-0", "0".into()),
+        ("-0.0e-5", "0".into()),
+        ("0e999999999999999999", "0".into()),
+        ("0.1", "0.1".into()),
+        ("4.50", "4.5".into()),
+        ("2e-3", "0.002".into()),
+        ("1e-7", "1e-7".into()),
+        ("0.000001", "0.000001".into()),
+        ("333333333.33333329", "333333333.3333333".into()),
+        // A fraction beyond 2^53 is not an integer literal: it reads as its nearest double.
+        ("9007199254740993.5", "9007199254740994".into()),
+        ("5e-324", "5e-324".into()),
+        ("3e-324", "5e-324".into()),
+        ("2.2250738585072014e-308", "2.2250738585072014e-308".into()),
+    ];
+    for (literal, want) in cases {
+        assert_eq!(canon(literal), Ok(want), "{literal}");
+    }
+}
+
+#[test]
+fn values_outside_float64_range_are_undecidable() {
+    use Undecidability::*;
+    for literal in ["1e400", "-1e309", "1e-400", "2e-324", "-1e-999999999999999"] {
+        assert_eq!(canon(literal), Err(OutOfRange), "{literal}");
+    }
+    // Beyond range and integral: the range is the better name for it.
+    assert_eq!(to_f64("1e99999999999999999999"), Err(OutOfRange));
+}
+
+#[test]
+fn every_undecidable_literal_in_a_document_is_named_with_its_pointer() {
+    let doc = br#"{"a":[1,1e30,{"b~/c":9007199254740993}],"ok":0.5,"z":1e-400}"#;
+    let v = json::parse(doc, Limits::default()).unwrap();
+    let e = json::to_canonical(&v).unwrap_err();
+    let found: Vec<(String, &str)> = e
+        .literals
+        .iter()
+        .map(|l| (l.pointer.to_string(), l.literal.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("/a/1".to_string(), "1e30"),
+            ("/a/2/b~0~1c".to_string(), "9007199254740993"),
+            ("/z".to_string(), "1e-400"),
+        ]
+    );
+    assert!(e
+        .to_string()
+        .starts_with("undecidable number literals: 1e30 at /a/1 is"));
+}

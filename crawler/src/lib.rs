@@ -1,0 +1,1 @@
+//! pinlog-crawler: discovery, sandboxed probes and appends to the public log.

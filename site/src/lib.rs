@@ -1,0 +1,1 @@
+//! pinlog-site: the static site rendered from the store and the published log.

@@ -1,0 +1,78 @@
+//! `pinlog digest`: the digest of a document, or of every item of a listing and its set hash.
+
+use std::fmt::Write;
+
+use pinlog_core::digest::{value_digest, Listing};
+use pinlog_core::json::{self, Limits};
+
+use crate::exit::Exit;
+use crate::io::{self, Render};
+use crate::DigestArgs;
+
+pub fn run(args: DigestArgs) -> Exit {
+    let render = Render {
+        ascii: args.input.ascii,
+    };
+    let input = match io::read_input(args.input.file.as_deref(), args.input.max_bytes) {
+        Ok(b) => b,
+        Err(e) => {
+            render.error(&e);
+            return Exit::Unreadable;
+        }
+    };
+    let limits = Limits::with_max_bytes(args.input.max_bytes);
+    let (text, exit) = if args.listing {
+        match Listing::read(&input, limits) {
+            Ok(listing) => listing_lines(&listing, render),
+            Err(e) => {
+                render.error(&e.to_string());
+                return Exit::Unreadable;
+            }
+        }
+    } else {
+        let value = match json::parse(&input, limits) {
+            Ok(v) => v,
+            Err(e) => {
+                render.error(&e.to_string());
+                return Exit::Unreadable;
+            }
+        };
+        match value_digest(&value) {
+            Ok(d) => (format!("{d}\n"), Exit::Ok),
+            Err(e) => {
+                render.error(&e.to_string());
+                return Exit::Undecidable;
+            }
+        }
+    };
+    match io::write_stdout(text.as_bytes()) {
+        Ok(()) => exit,
+        Err(e) => {
+            render.error(&e);
+            Exit::Unreadable
+        }
+    }
+}
+
+/// One line per item, `set` last when every item has a digest; each undecidable item is named on
+/// standard error.
+fn listing_lines(listing: &Listing, render: Render) -> (String, Exit) {
+    let mut out = String::new();
+    let mut exit = Exit::Ok;
+    for item in listing.items() {
+        let name = render.text(&item.name);
+        match &item.digest {
+            Ok(d) => writeln!(out, "{name}\t{d}"),
+            Err(e) => {
+                render.error(&format!("item \"{}\": {e}", item.name));
+                exit = Exit::Undecidable;
+                writeln!(out, "{name}\tundecidable")
+            }
+        }
+        .expect("writing to a String");
+    }
+    if let Some(set) = listing.set_hash() {
+        writeln!(out, "set\t{}", set.hex()).expect("writing to a String");
+    }
+    (out, exit)
+}

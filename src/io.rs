@@ -1,0 +1,83 @@
+//! Reading inputs and writing outputs for the commands.
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+use pinlog_core::render;
+
+/// How text from outside is rendered in messages.
+#[derive(Clone, Copy)]
+pub struct Render {
+    pub ascii: bool,
+}
+
+impl Render {
+    pub fn text<'s>(&self, s: &'s str) -> std::borrow::Cow<'s, str> {
+        if self.ascii {
+            render::safe_ascii(s)
+        } else {
+            render::safe(s)
+        }
+    }
+
+    /// Prints `error: <message>` on standard error.
+    pub fn error(&self, message: &str) {
+        eprintln!("error: {}", self.text(message));
+    }
+}
+
+/// Reads a file (or standard input for `None` or `-`), at most `max_bytes + 1` bytes so that the
+/// reader can refuse an oversized document without the whole of it being held in memory.
+pub fn read_input(file: Option<&Path>, max_bytes: usize) -> Result<Vec<u8>, String> {
+    let limit = u64::try_from(max_bytes)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    let mut buf = Vec::new();
+    match file {
+        None => read_bounded(io::stdin().lock(), limit, &mut buf),
+        Some(p) if p == Path::new("-") => read_bounded(io::stdin().lock(), limit, &mut buf),
+        Some(p) => {
+            let f = File::open(p).map_err(|e| format!("cannot open {}: {e}", p.display()))?;
+            if let Ok(meta) = f.metadata() {
+                buf.reserve(usize::try_from(meta.len().min(limit)).unwrap_or(0));
+            }
+            read_bounded(f, limit, &mut buf).map_err(|e| format!("{}: {e}", p.display()))
+        }
+    }
+    .map(|()| buf)
+}
+
+fn read_bounded(r: impl Read, limit: u64, buf: &mut Vec<u8>) -> Result<(), String> {
+    r.take(limit)
+        .read_to_end(buf)
+        .map(|_| ())
+        .map_err(|e| format!("cannot read the input: {e}"))
+}
+
+/// Writes `bytes` to `path` whole or not at all: a temporary file beside it, then a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let fail = |e: io::Error| format!("cannot write {}: {e}", path.display());
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(fail)?;
+    tmp.write_all(bytes).map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+/// Whether standard output is a terminal, where bytes from outside must be rendered safe.
+pub fn stdout_is_terminal() -> bool {
+    io::stdout().is_terminal()
+}
+
+/// Writes to standard output and flushes, reporting a failure instead of panicking on it.
+pub fn write_stdout(bytes: &[u8]) -> Result<(), String> {
+    let mut out = io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write to standard output: {e}"))
+}

@@ -1,0 +1,1 @@
+//! pinlog-verifier: offline verification of a published log and the lock/verify gate.
