@@ -74,6 +74,11 @@ pub fn stdout_is_terminal() -> bool {
     io::stdout().is_terminal()
 }
 
+/// Standard output, buffered; the caller flushes it and reports a failure.
+pub fn stdout_buffered() -> io::BufWriter<io::StdoutLock<'static>> {
+    io::BufWriter::with_capacity(1 << 16, io::stdout().lock())
+}
+
 /// Writes to standard output and flushes, reporting a failure instead of panicking on it.
 pub fn write_stdout(bytes: &[u8]) -> Result<(), String> {
     let mut out = io::stdout().lock();

@@ -75,6 +75,9 @@ struct DigestArgs {
     listing: bool,
 }
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let exit = match cli.command {

@@ -27,19 +27,25 @@ impl Digest {
 
     /// The 64 lowercase hex digits, without the `sha256:` prefix.
     pub fn hex(&self) -> String {
+        String::from_utf8(self.hex_bytes().to_vec()).expect("hex digits are ASCII")
+    }
+
+    fn hex_bytes(&self) -> [u8; 64] {
         const HEX: &[u8; 16] = b"0123456789abcdef";
-        let mut s = String::with_capacity(64);
-        for b in self.0 {
-            s.push(HEX[usize::from(b >> 4)] as char);
-            s.push(HEX[usize::from(b & 0xf)] as char);
+        let mut out = [0u8; 64];
+        for (i, b) in self.0.iter().enumerate() {
+            out[2 * i] = HEX[usize::from(b >> 4)];
+            out[2 * i + 1] = HEX[usize::from(b & 0xf)];
         }
-        s
+        out
     }
 }
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sha256:{}", self.hex())
+        let hex = self.hex_bytes();
+        f.write_str("sha256:")?;
+        f.write_str(std::str::from_utf8(&hex).expect("hex digits are ASCII"))
     }
 }
 
@@ -101,14 +107,19 @@ pub fn instructions_digest(instructions: Option<&str>) -> Option<Digest> {
 pub fn set_hash<'n>(pairs: impl IntoIterator<Item = (&'n str, Digest)>) -> Digest {
     let mut pairs: Vec<(&str, Digest)> = pairs.into_iter().collect();
     pairs.sort_by(|a, b| cmp_utf16(a.0, b.0).then(a.1.cmp(&b.1)));
+    hash_lines(pairs)
+}
+
+/// The set hash of pairs already in set-hash order.
+fn hash_lines<'n>(sorted: impl IntoIterator<Item = (&'n str, Digest)>) -> Digest {
     let mut h = Sha256::new();
-    for (i, (name, digest)) in pairs.iter().enumerate() {
+    for (i, (name, digest)) in sorted.into_iter().enumerate() {
         if i > 0 {
             h.update(b"\n");
         }
         h.update(name.as_bytes());
         h.update(b":");
-        h.update(digest.hex().as_bytes());
+        h.update(digest.hex_bytes());
     }
     Digest(h.finalize().into())
 }
@@ -158,8 +169,37 @@ impl From<ReadError> for ListingError {
 
 impl Listing {
     /// Reads a JSON array of tool or prompt objects and digests each, one item in memory at a time.
+    ///
+    /// A large listing is cut in two at an item boundary near its middle and the halves are read
+    /// on two threads. If either half is refused, the whole is read again in one piece, so that the
+    /// refusal reported is the first in the document, exactly as a single reading would find it.
     pub fn read(input: &[u8], limits: Limits) -> Result<Listing, ListingError> {
-        Listing::from_items(json::array_items(input, limits)?)
+        const PARALLEL_FROM: usize = 1 << 20;
+        let mut first = json::array_items(input, limits)?;
+        if input.len() >= PARALLEL_FROM {
+            // A little past the middle: the second thread first scans up to the boundary.
+            if let Some(second) = first.split_near(input.len() / 100 * 53) {
+                let (a, b) = std::thread::scope(|scope| {
+                    let other = scope.spawn(|| {
+                        second
+                            .items()
+                            .map(|items| Digester::digest(items).map(Digester::finish))
+                    });
+                    let mine = Digester::digest(first).map(Digester::finish);
+                    let theirs = other
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    (mine, theirs)
+                });
+                return match (a, b) {
+                    (Ok(a), Some(Ok(b))) => Ok(a.merge(b)),
+                    // No boundary was found: the first part read the whole array.
+                    (a, None) => a,
+                    _ => Listing::from_items(json::array_items(input, limits)?),
+                };
+            }
+        }
+        Listing::from_items(first)
     }
 
     /// Digests items as they come (the pages of a paginated listing may simply be chained).
@@ -169,43 +209,25 @@ impl Listing {
     where
         ListingError: From<E>,
     {
-        let mut canonical = Vec::new();
-        let mut listed = Vec::new();
-        for (index, item) in items.into_iter().enumerate() {
-            let item = item?;
-            let name = match item.as_object().map(|o| o.get("name")) {
-                Some(Some(Value::String(name))) => name.to_string(),
-                Some(Some(other)) => {
-                    return Err(ListingError::NoStringName {
-                        index,
-                        found: other.kind(),
-                    })
-                }
-                Some(None) => {
-                    return Err(ListingError::NoStringName {
-                        index,
-                        found: "no name member",
-                    })
-                }
-                None => {
-                    return Err(ListingError::NoStringName {
-                        index,
-                        found: item.kind(),
-                    })
-                }
+        Digester::digest(items).map(Digester::finish)
+    }
+
+    /// The items of two listings as one, in order; both are already in order.
+    fn merge(self, other: Listing) -> Listing {
+        let mut items = Vec::with_capacity(self.items.len() + other.items.len());
+        let mut a = self.items.into_iter().peekable();
+        let mut b = other.items.into_iter().peekable();
+        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+            let next = if set_order(y, x).is_lt() {
+                b.next()
+            } else {
+                a.next()
             };
-            canonical.clear();
-            let digest =
-                json::write_canonical(&item, &mut canonical).map(|()| Digest::of(&canonical));
-            listed.push(Listed { name, digest });
+            items.extend(next);
         }
-        listed.sort_by(|a, b| {
-            cmp_utf16(&a.name, &b.name).then_with(|| match (&a.digest, &b.digest) {
-                (Ok(x), Ok(y)) => x.cmp(y),
-                (x, y) => x.is_err().cmp(&y.is_err()),
-            })
-        });
-        Ok(Listing { items: listed })
+        items.extend(a);
+        items.extend(b);
+        Listing { items }
     }
 
     pub fn items(&self) -> &[Listed] {
@@ -218,6 +240,57 @@ impl Listing {
             .iter()
             .map(|l| l.digest.as_ref().ok().map(|d| (l.name.as_str(), *d)))
             .collect::<Option<Vec<_>>>()
-            .map(set_hash)
+            .map(hash_lines)
+    }
+}
+
+/// The order of a listing: by name in UTF-16 order, then by digest, undecidable items last.
+fn set_order(a: &Listed, b: &Listed) -> std::cmp::Ordering {
+    cmp_utf16(&a.name, &b.name).then_with(|| match (&a.digest, &b.digest) {
+        (Ok(x), Ok(y)) => x.cmp(y),
+        (x, y) => x.is_err().cmp(&y.is_err()),
+    })
+}
+
+/// Digests the items of a listing one by one, reusing one buffer for their canonical bytes.
+#[derive(Default)]
+struct Digester {
+    canonical: Vec<u8>,
+    listed: Vec<Listed>,
+}
+
+impl Digester {
+    fn digest<'a, E>(
+        items: impl IntoIterator<Item = Result<Value<'a>, E>>,
+    ) -> Result<Self, ListingError>
+    where
+        ListingError: From<E>,
+    {
+        let mut digester = Digester::default();
+        for item in items {
+            digester.add(item?)?;
+        }
+        Ok(digester)
+    }
+
+    fn add(&mut self, item: Value<'_>) -> Result<(), ListingError> {
+        let index = self.listed.len();
+        let refuse = |found| Err(ListingError::NoStringName { index, found });
+        let name = match item.as_object().map(|o| o.get("name")) {
+            Some(Some(Value::String(name))) => name.to_string(),
+            Some(Some(other)) => return refuse(other.kind()),
+            Some(None) => return refuse("no name member"),
+            None => return refuse(item.kind()),
+        };
+        self.canonical.clear();
+        let digest =
+            json::write_canonical(&item, &mut self.canonical).map(|()| Digest::of(&self.canonical));
+        self.listed.push(Listed { name, digest });
+        Ok(())
+    }
+
+    fn finish(mut self) -> Listing {
+        self.listed.sort_by(set_order);
+        Listing { items: self.listed }
     }
 }

@@ -185,6 +185,25 @@ fn large_objects_still_find_repeats() {
     }
     nfc.push_str("\"\u{e9}\":0,\"e\u{301}\":1}");
     assert_eq!(refused(nfc.as_bytes()).0, Rule::NfcEqualMembers);
+
+    // A name that NFC changes, met before and after the switch from scanning to a hash map.
+    for before in [0, 5, 15, 16, 40] {
+        let mut doc = String::from("{");
+        for i in 0..before {
+            doc.push_str(&format!("\"y{i}\":0,"));
+        }
+        doc.push_str("\"\u{212a}\":0,");
+        for i in 0..30 {
+            doc.push_str(&format!("\"z{i}\":0,"));
+        }
+        doc.push_str("\"K\":1}");
+        let e = json::parse(doc.as_bytes(), Limits::default()).unwrap_err();
+        assert_eq!(
+            (e.rule, &doc[e.offset..e.offset + 3]),
+            (Rule::NfcEqualMembers, "\"K\""),
+            "{before}"
+        );
+    }
 }
 
 #[test]

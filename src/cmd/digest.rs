@@ -1,6 +1,6 @@
 //! `pinlog digest`: the digest of a document, or of every item of a listing and its set hash.
 
-use std::fmt::Write;
+use std::io::Write;
 
 use pinlog_core::digest::{value_digest, Listing};
 use pinlog_core::json::{self, Limits};
@@ -21,9 +21,10 @@ pub fn run(args: DigestArgs) -> Exit {
         }
     };
     let limits = Limits::with_max_bytes(args.input.max_bytes);
-    let (text, exit) = if args.listing {
+    let mut out = io::stdout_buffered();
+    let outcome = if args.listing {
         match Listing::read(&input, limits) {
-            Ok(listing) => listing_lines(&listing, render),
+            Ok(listing) => write_listing(&mut out, &listing, render),
             Err(e) => {
                 render.error(&e.to_string());
                 return Exit::Unreadable;
@@ -38,17 +39,17 @@ pub fn run(args: DigestArgs) -> Exit {
             }
         };
         match value_digest(&value) {
-            Ok(d) => (format!("{d}\n"), Exit::Ok),
+            Ok(d) => writeln!(out, "{d}").map(|()| Exit::Ok),
             Err(e) => {
                 render.error(&e.to_string());
                 return Exit::Undecidable;
             }
         }
     };
-    match io::write_stdout(text.as_bytes()) {
-        Ok(()) => exit,
+    match outcome.and_then(|exit| out.flush().map(|()| exit)) {
+        Ok(exit) => exit,
         Err(e) => {
-            render.error(&e);
+            render.error(&format!("cannot write to standard output: {e}"));
             Exit::Unreadable
         }
     }
@@ -56,23 +57,21 @@ pub fn run(args: DigestArgs) -> Exit {
 
 /// One line per item, `set` last when every item has a digest; each undecidable item is named on
 /// standard error.
-fn listing_lines(listing: &Listing, render: Render) -> (String, Exit) {
-    let mut out = String::new();
+fn write_listing(out: &mut impl Write, listing: &Listing, render: Render) -> std::io::Result<Exit> {
     let mut exit = Exit::Ok;
     for item in listing.items() {
         let name = render.text(&item.name);
         match &item.digest {
-            Ok(d) => writeln!(out, "{name}\t{d}"),
+            Ok(d) => writeln!(out, "{name}\t{d}")?,
             Err(e) => {
                 render.error(&format!("item \"{}\": {e}", item.name));
                 exit = Exit::Undecidable;
-                writeln!(out, "{name}\tundecidable")
+                writeln!(out, "{name}\tundecidable")?;
             }
         }
-        .expect("writing to a String");
     }
     if let Some(set) = listing.set_hash() {
-        writeln!(out, "set\t{}", set.hex()).expect("writing to a String");
+        writeln!(out, "set\t{}", set.hex())?;
     }
-    (out, exit)
+    Ok(exit)
 }

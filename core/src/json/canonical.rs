@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use super::number::{self, Undecidability};
-use super::reader::skip_plain;
+use super::scan::skip_plain;
 use super::value::{Object, Value};
 use crate::pointer::{JsonPointer, Segment};
 use crate::render;
@@ -112,7 +112,10 @@ impl<'v> Writer<'_, 'v> {
 
     fn object(&mut self, o: &'v Object<'_>) {
         let mut members: Vec<(&'v str, &'v Value<'_>)> = o.iter().collect();
-        members.sort_unstable_by(|a, b| cmp_utf16(a.0, b.0));
+        // Input that is already canonical, or written by a sorting encoder, needs no sort.
+        if !members.is_sorted_by(|a, b| cmp_utf16(a.0, b.0).is_lt()) {
+            members.sort_unstable_by(|a, b| cmp_utf16(a.0, b.0));
+        }
         self.out.push(b'{');
         for (i, (name, v)) in members.into_iter().enumerate() {
             if i > 0 {
@@ -181,29 +184,23 @@ pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
 
 /// Orders two strings by their UTF-16 code units, as RFC 8785 sorts member names.
 ///
-/// UTF-8 byte order is code point order, which differs from UTF-16 order only where a character
-/// above U+FFFF (a surrogate pair, D800–DBFF first) meets one in U+E000–U+FFFF. So the strings are
-/// compared bytewise up to their first differing character, and that pair is compared by its first
-/// UTF-16 unit.
+/// UTF-8 byte order is code point order, which differs from UTF-16 order in one case only: a
+/// character above U+FFFF (UTF-16 D800–DBFF first; UTF-8 lead byte F0–F4) against one in
+/// U+E000–U+FFFF (lead byte EE or EF). So the first differing byte decides, unless it is that pair
+/// of lead bytes. A differing continuation byte follows equal lead bytes, where the orders agree.
 pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
-    let common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-    // Both strings agree up to `common`, so the character boundary at or before it is shared.
-    let mut start = common;
-    while !a.is_char_boundary(start) {
-        start -= 1;
-    }
-    match (a[start..].chars().next(), b[start..].chars().next()) {
-        (Some(x), Some(y)) => {
-            let unit = |c: char| {
-                let c = c as u32;
-                if c > 0xFFFF {
-                    0xD800 + ((c - 0x10000) >> 10)
-                } else {
-                    c
-                }
-            };
-            unit(x).cmp(&unit(y)).then((x as u32).cmp(&(y as u32)))
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        None => a.len().cmp(&b.len()),
+        Some(i) => {
+            let (x, y) = (a[i], b[i]);
+            let supplementary = |lead: u8| lead >= 0xF0;
+            let upper_bmp = |lead: u8| lead == 0xEE || lead == 0xEF;
+            if (supplementary(x) && upper_bmp(y)) || (upper_bmp(x) && supplementary(y)) {
+                y.cmp(&x)
+            } else {
+                x.cmp(&y)
+            }
         }
-        (x, y) => x.is_some().cmp(&y.is_some()),
     }
 }

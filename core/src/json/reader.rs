@@ -7,10 +7,12 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::mpsc;
 
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 use super::error::{ReadError, Rule};
+use super::scan::{self, skip_plain};
 use super::value::{Number, Object, Value};
 use crate::render;
 
@@ -72,13 +74,58 @@ pub fn array_items(input: &[u8], limits: Limits) -> Result<ArrayItems<'_>, ReadE
     } else {
         ItemsState::First
     };
-    Ok(ArrayItems { p, state })
+    Ok(ArrayItems {
+        p,
+        state,
+        stop: Stop::End,
+    })
 }
 
 /// The items of a top-level array; see [`array_items`].
 pub struct ArrayItems<'a> {
     p: Parser<'a>,
     state: ItemsState,
+    /// Where these items end.
+    stop: Stop,
+}
+
+/// Where the items of a (possibly split) array end.
+enum Stop {
+    /// At the closing bracket.
+    End,
+    /// At the comma the other part's scan finds, the first item boundary at or after `at`; it is
+    /// sent once found, and `None` (or a closed channel) means the array was not split after all.
+    Split {
+        at: usize,
+        boundary: mpsc::Receiver<Option<usize>>,
+    },
+    /// At this comma.
+    Comma(usize),
+}
+
+/// The second part of a split array, before its start is known; see [`ArrayItems::split_near`].
+pub struct SecondPart<'a> {
+    p: Parser<'a>,
+    at: usize,
+    boundary: mpsc::Sender<Option<usize>>,
+}
+
+impl<'a> SecondPart<'a> {
+    /// Finds the first item boundary at or after the place asked for, tells the first part, and
+    /// returns the items after it; `None` if there is no such boundary, and then the first part
+    /// reads to the end.
+    pub fn items(self) -> Option<ArrayItems<'a>> {
+        let comma = scan::next_item_separator(self.p.bytes, self.p.pos, self.at);
+        // The first part may have stopped early on a refused item and gone; nothing waits then.
+        let _ = self.boundary.send(comma);
+        let mut p = self.p;
+        p.pos = comma? + 1;
+        Some(ArrayItems {
+            p,
+            state: ItemsState::First,
+            stop: Stop::End,
+        })
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -89,9 +136,48 @@ enum ItemsState {
 }
 
 impl<'a> ArrayItems<'a> {
-    /// The byte offset the next item starts at (after whitespace), for messages.
-    pub fn offset(&self) -> usize {
-        self.p.pos
+    /// Splits the items not yet read in two, at the first item boundary at or after byte `at`,
+    /// so that two threads can read them: this one keeps the items before the boundary, the
+    /// returned part finds the boundary (a quick scan that follows only strings and brackets) and
+    /// reads the items after it.
+    ///
+    /// Reading this part strictly confirms the boundary: its items must end exactly there, or
+    /// reading them fails (rule `syntax`). Only when this part reads without a refusal is the
+    /// other part's reading the same as a reading of the whole.
+    pub fn split_near(&mut self, at: usize) -> Option<SecondPart<'a>> {
+        if self.state != ItemsState::First || !matches!(self.stop, Stop::End) {
+            return None;
+        }
+        let (tell, boundary) = mpsc::channel();
+        self.stop = Stop::Split { at, boundary };
+        Some(SecondPart {
+            p: self.p.clone(),
+            at,
+            boundary: tell,
+        })
+    }
+
+    /// Whether the comma just read at `comma` ends this part: `Some(Ok)` to stop there,
+    /// `Some(Err)` when it lies past the boundary this part had to stop at.
+    fn stops_at(&mut self, comma: usize) -> Option<Result<(), ReadError>> {
+        if let Stop::Split { at, boundary } = &self.stop {
+            if comma < *at {
+                return None;
+            }
+            self.stop = match boundary.recv() {
+                Ok(Some(b)) => Stop::Comma(b),
+                _ => Stop::End,
+            };
+        }
+        match self.stop {
+            Stop::Comma(b) if comma == b => Some(Ok(())),
+            Stop::Comma(b) if comma > b => Some(Err(self.p.error_at(
+                Rule::Syntax,
+                comma,
+                "the listing was split at a place that is not between two items",
+            ))),
+            _ => None,
+        }
     }
 }
 
@@ -106,7 +192,20 @@ impl<'a> Iterator for ArrayItems<'a> {
                 Some(self.item())
             }
             ItemsState::Next => match self.p.after_item() {
-                Ok(true) => Some(self.item()),
+                Ok(true) => match self.stops_at(self.p.pos - 1) {
+                    None => Some(self.item()),
+                    Some(stop) => {
+                        self.state = ItemsState::Done;
+                        stop.err().map(Err)
+                    }
+                },
+                Ok(false) if matches!(self.stop, Stop::Comma(_)) => {
+                    self.state = ItemsState::Done;
+                    Some(Err(self.p.error(
+                        Rule::Syntax,
+                        "the listing was split at a place that is not between two items",
+                    )))
+                }
                 Ok(false) => {
                     self.state = ItemsState::Done;
                     self.p.end().err().map(Err)
@@ -141,6 +240,7 @@ enum Frame<'a> {
     },
 }
 
+#[derive(Clone)]
 struct Parser<'a> {
     src: &'a str,
     bytes: &'a [u8],
@@ -373,7 +473,7 @@ impl<'a> Parser<'a> {
         }
         let at = self.pos;
         let name = self.string()?;
-        if let Some(earlier) = names.insert(name.clone()) {
+        if let Some(earlier) = names.insert(name.clone(), members) {
             let (rule, what) = if members[earlier].0 == name {
                 (Rule::DuplicateMember, "is repeated in one object")
             } else {
@@ -592,33 +692,16 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Bytes that end a run of plain string content: the quote, the backslash, and raw controls.
-static STRING_STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = true;
-        i += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
-
-/// The offset of the first byte at or after `from` that ends plain string content.
-pub(crate) fn skip_plain(bytes: &[u8], from: usize) -> usize {
-    bytes[from..]
-        .iter()
-        .position(|&b| STRING_STOP[b as usize])
-        .map_or(bytes.len(), |n| from + n)
-}
-
-/// The member names of one object, compared after NFC.
+/// Finds repeats among the member names of one object, compared after NFC.
+///
+/// Nearly every name is its own NFC form (all ASCII names are), so names are compared as they stand
+/// in the object's member list; only the few that NFC changes keep their normal form here.
 #[derive(Default)]
 struct NameSet<'a> {
-    /// NFC forms, in member order; ASCII names (nearly all of them) borrow.
-    nfc: Vec<Cow<'a, str>>,
-    /// Built once an object is large enough that a linear scan would be quadratic.
+    /// The NFC forms of earlier names that NFC changes, by member index.
+    changed: Vec<(usize, Cow<'a, str>)>,
+    /// NFC form to member index, built once an object is large enough that a scan would be
+    /// quadratic.
     index: Option<HashMap<Cow<'a, str>, usize>>,
 }
 
@@ -626,30 +709,49 @@ struct NameSet<'a> {
 const LINEAR_NAMES: usize = 16;
 
 impl<'a> NameSet<'a> {
-    /// Adds a name; returns the index of an earlier member with the same NFC form, if any.
-    fn insert(&mut self, name: Cow<'a, str>) -> Option<usize> {
-        let nfc = nfc_form(name);
+    /// The NFC form of member `i`, whose name as written is `raw`.
+    fn normal<'s>(&'s self, i: usize, raw: &'s Cow<'a, str>) -> &'s Cow<'a, str> {
+        self.changed
+            .iter()
+            .find(|(at, _)| *at == i)
+            .map_or(raw, |(_, n)| n)
+    }
+
+    /// Checks the name of member number `members.len()`; returns the index of an earlier member
+    /// with the same NFC form, if any.
+    fn insert(
+        &mut self,
+        name: Cow<'a, str>,
+        members: &[(Cow<'a, str>, Value<'a>)],
+    ) -> Option<usize> {
+        let position = members.len();
+        let nfc = nfc_form(name.clone());
         if let Some(index) = &mut self.index {
             if let Some(&i) = index.get(&nfc) {
                 return Some(i);
             }
-            index.insert(nfc.clone(), self.nfc.len());
-        } else {
-            if let Some(i) = self.nfc.iter().position(|n| *n == nfc) {
-                return Some(i);
-            }
-            if self.nfc.len() == LINEAR_NAMES {
-                let mut index: HashMap<Cow<'a, str>, usize> = self
-                    .nfc
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| (n.clone(), i))
-                    .collect();
-                index.insert(nfc.clone(), self.nfc.len());
-                self.index = Some(index);
-            }
+            index.insert(nfc, position);
+            return None;
         }
-        self.nfc.push(nfc);
+        let earlier = members
+            .iter()
+            .enumerate()
+            .position(|(i, (raw, _))| *self.normal(i, raw) == *nfc);
+        if earlier.is_some() {
+            return earlier;
+        }
+        if nfc != name {
+            self.changed.push((position, nfc.clone()));
+        }
+        if position + 1 == LINEAR_NAMES {
+            let mut index: HashMap<Cow<'a, str>, usize> = members
+                .iter()
+                .enumerate()
+                .map(|(i, (raw, _))| (self.normal(i, raw).clone(), i))
+                .collect();
+            index.insert(nfc, position);
+            self.index = Some(index);
+        }
         None
     }
 }
