@@ -1,11 +1,12 @@
 //! Digests: of a canonical value, of instructions, and of a whole listing (the set hash).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
 use sha2::{Digest as _, Sha256};
 
-use crate::json::{self, cmp_utf16, Limits, ReadError, Undecidable, Value};
+use crate::json::{self, cmp_utf16, CanonicalBuilder, Limits, ReadError, Undecidable, Value};
 
 /// A SHA-256 digest, written `sha256:<64 lowercase hex>`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -180,12 +181,8 @@ impl Listing {
             // A little past the middle: the second thread first scans up to the boundary.
             if let Some(second) = first.split_near(input.len() / 100 * 53) {
                 let (a, b) = std::thread::scope(|scope| {
-                    let other = scope.spawn(|| {
-                        second
-                            .items()
-                            .map(|items| Digester::digest(items).map(Digester::finish))
-                    });
-                    let mine = Digester::digest(first).map(Digester::finish);
+                    let other = scope.spawn(|| second.items().map(read_items));
+                    let mine = read_items(first);
                     let theirs = other
                         .join()
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -195,21 +192,42 @@ impl Listing {
                     (Ok(a), Some(Ok(b))) => Ok(a.merge(b)),
                     // No boundary was found: the first part read the whole array.
                     (a, None) => a,
-                    _ => Listing::from_items(json::array_items(input, limits)?),
+                    _ => read_items(json::array_items(input, limits)?),
                 };
             }
         }
-        Listing::from_items(first)
+        read_items(first)
     }
 
-    /// Digests items as they come (the pages of a paginated listing may simply be chained).
+    /// Digests items already read into values (the pages of a paginated listing may simply be
+    /// chained).
     pub fn from_items<'a, E>(
         items: impl IntoIterator<Item = Result<Value<'a>, E>>,
     ) -> Result<Listing, ListingError>
     where
         ListingError: From<E>,
     {
-        Digester::digest(items).map(Digester::finish)
+        let mut listed = Vec::new();
+        let mut canonical = Vec::new();
+        for item in items {
+            let item = item?;
+            let name = item.as_object().map(|o| match o.get("name") {
+                Some(Value::String(s)) => Ok(s.clone()),
+                Some(other) => Err(other.kind()),
+                None => Err(NO_NAME),
+            });
+            let name = item_name(listed.len(), item.kind(), name)?;
+            canonical.clear();
+            let digest =
+                json::write_canonical(&item, &mut canonical).map(|()| Digest::of(&canonical));
+            listed.push(Listed { name, digest });
+        }
+        Ok(Listing::in_order(listed))
+    }
+
+    fn in_order(mut items: Vec<Listed>) -> Listing {
+        items.sort_by(set_order);
+        Listing { items }
     }
 
     /// The items of two listings as one, in order; both are already in order.
@@ -252,45 +270,37 @@ fn set_order(a: &Listed, b: &Listed) -> std::cmp::Ordering {
     })
 }
 
-/// Digests the items of a listing one by one, reusing one buffer for their canonical bytes.
-#[derive(Default)]
-struct Digester {
-    canonical: Vec<u8>,
-    listed: Vec<Listed>,
+/// Digests items straight from the input, writing each one's canonical bytes as it is read.
+fn read_items(mut items: json::ArrayItems<'_>) -> Result<Listing, ListingError> {
+    let mut builder = CanonicalBuilder::default();
+    let mut listed = Vec::new();
+    loop {
+        builder.reset();
+        let Some(kind) = items.next_with(&mut builder) else {
+            break;
+        };
+        let kind = kind?;
+        let name = (kind == "object").then(|| builder.take_name().unwrap_or(Err(NO_NAME)));
+        let name = item_name(listed.len(), kind, name)?;
+        let digest = builder.result().map(Digest::of);
+        listed.push(Listed { name, digest });
+    }
+    Ok(Listing::in_order(listed))
 }
 
-impl Digester {
-    fn digest<'a, E>(
-        items: impl IntoIterator<Item = Result<Value<'a>, E>>,
-    ) -> Result<Self, ListingError>
-    where
-        ListingError: From<E>,
-    {
-        let mut digester = Digester::default();
-        for item in items {
-            digester.add(item?)?;
-        }
-        Ok(digester)
-    }
+/// What a listing item without a `name` member is said to have instead.
+const NO_NAME: &str = "no name member";
 
-    fn add(&mut self, item: Value<'_>) -> Result<(), ListingError> {
-        let index = self.listed.len();
-        let refuse = |found| Err(ListingError::NoStringName { index, found });
-        let name = match item.as_object().map(|o| o.get("name")) {
-            Some(Some(Value::String(name))) => name.to_string(),
-            Some(Some(other)) => return refuse(other.kind()),
-            Some(None) => return refuse("no name member"),
-            None => return refuse(item.kind()),
-        };
-        self.canonical.clear();
-        let digest =
-            json::write_canonical(&item, &mut self.canonical).map(|()| Digest::of(&self.canonical));
-        self.listed.push(Listed { name, digest });
-        Ok(())
-    }
-
-    fn finish(mut self) -> Listing {
-        self.listed.sort_by(set_order);
-        Listing { items: self.listed }
+/// The name of item `index`, which is of the given kind and, if an object, has this `name`
+/// member (or a member of another kind, or none).
+fn item_name(
+    index: usize,
+    kind: &'static str,
+    name: Option<Result<Cow<'_, str>, &'static str>>,
+) -> Result<String, ListingError> {
+    match name {
+        Some(Ok(name)) => Ok(name.into_owned()),
+        Some(Err(found)) => Err(ListingError::NoStringName { index, found }),
+        None => Err(ListingError::NoStringName { index, found: kind }),
     }
 }

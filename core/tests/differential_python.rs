@@ -196,6 +196,11 @@ sys.stdout.write("\n".join(out) + "\n")
         let value =
             json::parse(doc.as_bytes(), Limits::default()).unwrap_or_else(|e| panic!("{doc}: {e}"));
         let ours = json::to_canonical(&value).unwrap_or_else(|e| panic!("{doc}: {e}"));
+        // The streaming writer, which builds no tree, must write the same bytes.
+        let streamed = json::canonicalize(doc.as_bytes(), Limits::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(streamed, ours, "streamed canonical form of {doc}");
         let ours_hex: String = ours.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(
             ours_hex,

@@ -86,6 +86,12 @@ fn every_undecidable_literal_in_a_document_is_named_with_its_pointer() {
     let doc = br#"{"a":[1,1e30,{"b~/c":9007199254740993}],"ok":0.5,"z":1e-400}"#;
     let v = json::parse(doc, Limits::default()).unwrap();
     let e = json::to_canonical(&v).unwrap_err();
+    assert_eq!(
+        json::canonicalize(doc, Limits::default())
+            .unwrap()
+            .unwrap_err(),
+        e
+    );
     let found: Vec<(String, &str)> = e
         .literals
         .iter()

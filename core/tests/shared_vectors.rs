@@ -62,6 +62,12 @@ fn definitions_canonicalise_and_hash_byte_for_byte() {
                     text(case, "canonical"),
                     "{about}"
                 );
+                let streamed = json::canonicalize(input.as_bytes(), Limits::default()).unwrap();
+                assert_eq!(
+                    streamed.unwrap(),
+                    text(case, "canonical").as_bytes(),
+                    "{about}"
+                );
                 let digest = value_digest(&value).unwrap();
                 assert_eq!(digest.hex(), text(case, "hash"), "{about}");
                 matched += 1;
@@ -76,6 +82,8 @@ fn definitions_canonicalise_and_hash_byte_for_byte() {
                     value_digest(&value).is_err(),
                     "{about}: an undecidable value has no digest"
                 );
+                let streamed = json::canonicalize(input.as_bytes(), Limits::default()).unwrap();
+                assert_eq!(streamed.unwrap_err(), err, "{about}");
                 strict += 1;
             }
             Some(Stricter::Refused(rule)) => {
@@ -113,6 +121,10 @@ fn sets_hash_byte_for_byte_across_pages() {
                 .map(Ok::<_, ReadError>)
         });
         let listing = Listing::from_items(items).unwrap_or_else(|e| panic!("{about}: {e}"));
+        if let [page] = case["pages"].as_array().unwrap().as_slice() {
+            let read = Listing::read(page.as_str().unwrap().as_bytes(), Limits::default());
+            assert_eq!(read.as_ref(), Ok(&listing), "{about}");
+        }
         let lines: Vec<String> = listing
             .items()
             .iter()

@@ -3,8 +3,12 @@
 
 use pinlog_core::json::{self, array_items, Limits, Rule, Value, MAX_DEPTH};
 
+/// The refusal of `input`, which reading into a tree and writing canonical bytes while reading
+/// must agree on.
 fn refused(input: &[u8]) -> (Rule, usize) {
     let e = json::parse(input, Limits::default()).expect_err(&String::from_utf8_lossy(input));
+    let streamed = json::canonicalize(input, Limits::default()).unwrap_err();
+    assert_eq!(e, streamed, "{}", String::from_utf8_lossy(input));
     (e.rule, e.offset)
 }
 

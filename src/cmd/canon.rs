@@ -17,16 +17,13 @@ pub fn run(args: CanonArgs) -> Exit {
             return Exit::Unreadable;
         }
     };
-    let value = match json::parse(&input, Limits::with_max_bytes(args.input.max_bytes)) {
-        Ok(v) => v,
+    let canonical = match json::canonicalize(&input, Limits::with_max_bytes(args.input.max_bytes)) {
+        Ok(Ok(c)) => c,
         Err(e) => {
             render.error(&e.to_string());
             return Exit::Unreadable;
         }
-    };
-    let canonical = match json::to_canonical(&value) {
-        Ok(c) => c,
-        Err(e) => {
+        Ok(Err(e)) => {
             render.error(&e.to_string());
             return Exit::Undecidable;
         }

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use pinlog_core::digest::{value_digest, Listing};
+use pinlog_core::digest::{Digest, Listing};
 use pinlog_core::json::{self, Limits};
 
 use crate::exit::Exit;
@@ -31,16 +31,13 @@ pub fn run(args: DigestArgs) -> Exit {
             }
         }
     } else {
-        let value = match json::parse(&input, limits) {
-            Ok(v) => v,
+        match json::canonicalize(&input, limits) {
+            Ok(Ok(canonical)) => writeln!(out, "{}", Digest::of(&canonical)).map(|()| Exit::Ok),
             Err(e) => {
                 render.error(&e.to_string());
                 return Exit::Unreadable;
             }
-        };
-        match value_digest(&value) {
-            Ok(d) => writeln!(out, "{d}").map(|()| Exit::Ok),
-            Err(e) => {
+            Ok(Err(e)) => {
                 render.error(&e.to_string());
                 return Exit::Undecidable;
             }

@@ -131,25 +131,29 @@ impl<'v> Writer<'_, 'v> {
     }
 
     fn number(&mut self, literal: &str) {
-        // Integers of at most 15 digits are below 2^53 and already in ECMAScript form, but for -0.
-        let digits = literal.strip_prefix('-').unwrap_or(literal);
-        if digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) {
-            if digits == "0" {
-                self.out.push(b'0');
-            } else {
-                self.out.extend_from_slice(literal.as_bytes());
-            }
-            return;
-        }
-        match number::to_f64(literal) {
-            Ok(v) => number::write_es(self.out, v),
-            Err(reason) => self.undecidable.push(UndecidableLiteral {
+        if let Err(reason) = write_number(self.out, literal) {
+            self.undecidable.push(UndecidableLiteral {
                 pointer: JsonPointer::from_segments(&self.path),
                 literal: literal.to_string(),
                 reason,
-            }),
+            });
         }
     }
+}
+
+/// Appends the canonical form of a number literal, or says why it has none (and appends nothing).
+pub(super) fn write_number(out: &mut Vec<u8>, literal: &str) -> Result<(), Undecidability> {
+    // Integers of at most 15 digits are below 2^53 and already in ECMAScript form, but for -0.
+    let digits = literal.strip_prefix('-').unwrap_or(literal);
+    if digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) {
+        if digits == "0" {
+            out.push(b'0');
+        } else {
+            out.extend_from_slice(literal.as_bytes());
+        }
+        return Ok(());
+    }
+    number::to_f64(literal).map(|v| number::write_es(out, v))
 }
 
 /// Appends a string in RFC 8785 form: `"` and `\` escaped, controls as short or `\u00xx`

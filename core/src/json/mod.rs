@@ -1,14 +1,19 @@
 //! Strict JSON in, canonical JSON out.
 
+mod build;
 mod canonical;
+mod canonical_builder;
 mod error;
+mod names;
 mod number;
+mod parser;
 mod reader;
 mod scan;
 mod value;
 
 pub use canonical::{cmp_utf16, to_canonical, write_canonical, Undecidable, UndecidableLiteral};
+pub(crate) use canonical_builder::CanonicalBuilder;
 pub use error::{ReadError, Rule};
 pub use number::{to_f64, write_es, Undecidability};
-pub use reader::{array_items, parse, ArrayItems, Limits, SecondPart, MAX_DEPTH};
+pub use reader::{array_items, canonicalize, parse, ArrayItems, Limits, SecondPart, MAX_DEPTH};
 pub use value::{Number, Object, Value};
