@@ -57,6 +57,10 @@ pub fn safe_ascii(s: &str) -> Cow<'_, str> {
 }
 
 fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
+    // Printable ASCII is never escaped, and nearly all names are nothing else.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Cow::Borrowed(s);
+    }
     let Some(first) = s.find(&escape) else {
         return Cow::Borrowed(s);
     };

@@ -59,7 +59,10 @@ fn write_listing(out: &mut impl Write, listing: &Listing, render: Render) -> std
     for item in listing.items() {
         let name = render.text(&item.name);
         match &item.digest {
-            Ok(d) => writeln!(out, "{name}\t{d}")?,
+            Ok(d) => {
+                out.write_all(name.as_bytes())?;
+                writeln!(out, "\t{d}")?;
+            }
             Err(e) => {
                 render.error(&format!("item \"{}\": {e}", item.name));
                 exit = Exit::Undecidable;

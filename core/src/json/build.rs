@@ -17,6 +17,7 @@ pub(crate) trait Builder<'a> {
     fn boolean(&mut self, value: bool) -> Self::Value;
     /// A number literal, checked against the JSON grammar.
     fn number(&mut self, literal: &'a str) -> Self::Value;
+    /// A string; borrowed from the input exactly when it was written without escapes.
     fn string(&mut self, value: Cow<'a, str>) -> Self::Value;
 
     fn open_array(&mut self) -> Self::Array;
@@ -26,7 +27,8 @@ pub(crate) trait Builder<'a> {
     fn close_array(&mut self, array: Self::Array) -> Self::Value;
 
     fn open_object(&mut self) -> Self::Object;
-    /// A member's name, checked against the object's earlier names, before its value is read.
+    /// A member's name, checked against the object's earlier names, before its value is read;
+    /// borrowed exactly when it was written without escapes.
     fn member_start(&mut self, object: &mut Self::Object, name: Cow<'a, str>);
     fn member_end(&mut self, object: &mut Self::Object, value: Self::Value);
     fn close_object(&mut self, object: Self::Object) -> Self::Value;

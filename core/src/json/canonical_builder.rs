@@ -27,6 +27,8 @@ pub(crate) struct CanonicalBuilder<'a> {
     name_string: Option<Cow<'a, str>>,
     /// What the top-level member `name` held: the string, or the kind of value found instead.
     name: Option<Result<Cow<'a, str>, &'static str>>,
+    /// Member lists of closed objects, emptied, for the next objects to reuse.
+    spare_members: Vec<Vec<Member<'a>>>,
 }
 
 enum Step<'a> {
@@ -79,6 +81,22 @@ impl<'a> CanonicalBuilder<'a> {
     }
 }
 
+/// Appends a string the reader read. The reader borrows a string from the input only when it was
+/// written without escapes, and it refuses raw controls, so a borrowed string holds no character
+/// that RFC 8785 escapes and is copied as it is.
+#[allow(clippy::ptr_arg, reason = "whether the string is borrowed is what matters here")]
+fn write_read_string(out: &mut Vec<u8>, s: &Cow<'_, str>) {
+    match s {
+        Cow::Borrowed(plain) => {
+            debug_assert_eq!(super::scan::skip_plain(plain.as_bytes(), 0), plain.len());
+            out.push(b'"');
+            out.extend_from_slice(plain.as_bytes());
+            out.push(b'"');
+        }
+        Cow::Owned(s) => write_string(out, s),
+    }
+}
+
 impl<'a> Builder<'a> for CanonicalBuilder<'a> {
     /// The kind of value written, as [`Value::kind`](super::Value::kind) names it.
     type Value = &'static str;
@@ -117,7 +135,7 @@ impl<'a> Builder<'a> for CanonicalBuilder<'a> {
     }
 
     fn string(&mut self, value: Cow<'a, str>) -> &'static str {
-        write_string(&mut self.out, &value);
+        write_read_string(&mut self.out, &value);
         if self.at_top_level_name() {
             self.name_string = Some(value);
         }
@@ -150,7 +168,7 @@ impl<'a> Builder<'a> for CanonicalBuilder<'a> {
         self.out.push(b'{');
         OpenObject {
             start: self.out.len(),
-            members: Vec::new(),
+            members: self.spare_members.pop().unwrap_or_default(),
             in_order: true,
         }
     }
@@ -163,7 +181,7 @@ impl<'a> Builder<'a> for CanonicalBuilder<'a> {
             }
         }
         let start = self.out.len();
-        write_string(&mut self.out, &name);
+        write_read_string(&mut self.out, &name);
         self.out.push(b':');
         self.path.push(Step::Name(name.clone()));
         object.members.push(Member {
@@ -205,6 +223,8 @@ impl<'a> Builder<'a> for CanonicalBuilder<'a> {
             }
         }
         self.out.push(b'}');
+        object.members.clear();
+        self.spare_members.push(object.members);
         "object"
     }
 }

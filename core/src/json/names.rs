@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 /// The member names of one object seen so far, in their NFC forms.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct NameSet<'a> {
     /// NFC forms in member order; names already in NFC (all ASCII names are) borrow.
     nfc: Vec<(Cow<'a, str>, Cow<'a, str>)>,
@@ -19,6 +19,12 @@ pub(super) struct NameSet<'a> {
 const LINEAR_NAMES: usize = 16;
 
 impl<'a> NameSet<'a> {
+    /// Forgets every name, keeping the memory.
+    pub(super) fn clear(&mut self) {
+        self.nfc.clear();
+        self.index = None;
+    }
+
     /// Adds a name; returns the earlier name (as written) that has the same NFC form, if any.
     pub(super) fn insert(&mut self, name: Cow<'a, str>) -> Option<&str> {
         let nfc = nfc_form(name.clone());

@@ -22,6 +22,8 @@ pub(super) struct Parser<'a> {
     pub(super) bytes: &'a [u8],
     pub(super) pos: usize,
     max_depth: usize,
+    /// Name sets of closed objects, emptied, for the next objects to reuse.
+    spare_names: Vec<NameSet<'a>>,
 }
 
 impl<'a> Parser<'a> {
@@ -54,6 +56,7 @@ impl<'a> Parser<'a> {
             bytes: input,
             pos: 0,
             max_depth: limits.max_depth,
+            spare_names: Vec::new(),
         })
     }
 
@@ -79,7 +82,7 @@ impl<'a> Parser<'a> {
     }
 
     pub(super) fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
             self.pos += 1;
         }
     }
@@ -158,7 +161,7 @@ impl<'a> Parser<'a> {
                             self.pos += 1;
                             builder.close_object(object)
                         } else {
-                            let mut names = NameSet::default();
+                            let mut names = self.spare_names.pop().unwrap_or_default();
                             let name = self.member_name(&mut names)?;
                             builder.member_start(&mut object, name);
                             stack.push(Frame::Object(object, names));
@@ -238,9 +241,11 @@ impl<'a> Parser<'a> {
                             }
                             Some(b'}') => {
                                 self.pos += 1;
-                                let Some(Frame::Object(object, _)) = stack.pop() else {
+                                let Some(Frame::Object(object, mut names)) = stack.pop() else {
                                     unreachable!("the top frame is an object")
                                 };
+                                names.clear();
+                                self.spare_names.push(names);
                                 done = builder.close_object(object);
                             }
                             Some(_) => {
