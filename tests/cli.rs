@@ -136,7 +136,7 @@ fn undecidable_exits_3_and_names_each_literal() {
     assert_eq!(stdout(&o), "");
     let err = stderr(&o);
     assert!(
-        err.contains("9007199254740993 at /a is an integer beyond 2^53"),
+        err.contains("9007199254740993 at /a is beyond 2^53 in magnitude"),
         "{err}"
     );
     assert!(

@@ -17,7 +17,7 @@ fn canon(literal: &str) -> Result<String, Undecidability> {
 }
 
 #[test]
-fn integers_beyond_2_pow_53_are_undecidable_in_any_notation() {
+fn values_beyond_2_pow_53_are_undecidable_in_any_notation() {
     use Undecidability::*;
     for literal in [
         "9007199254740993",
@@ -34,14 +34,21 @@ fn integers_beyond_2_pow_53_are_undecidable_in_any_notation() {
         "10000000000000000",
         "1.7976931348623157e308",
         "12345678901234567890",
+        // A fraction beyond 2^53 rounds to an integer beyond 2^53: its canonical text would be
+        // undecidable when read back, so the fraction is too.
+        "9007199254740993.5",
+        "9007199254740992.5",
+        "9007199254740992.0000001",
+        "-11111311111111111.5",
+        "1.5e300",
     ] {
-        assert_eq!(canon(literal), Err(IntegerBeyond2Pow53), "{literal}");
+        assert_eq!(canon(literal), Err(Beyond2Pow53), "{literal}");
     }
 }
 
 #[test]
 fn integers_up_to_2_pow_53_and_all_fractions_have_a_form() {
-    let cases: [(&str, String); 22] = [
+    let cases: [(&str, String); 23] = [
         ("9007199254740992", "9007199254740992".into()),
         ("-9007199254740992", "-9007199254740992".into()),
         ("9.007199254740992e15", "9007199254740992".into()),
@@ -60,8 +67,9 @@ fn integers_up_to_2_pow_53_and_all_fractions_have_a_form() {
         ("1e-7", "1e-7".into()),
         ("0.000001", "0.000001".into()),
         ("333333333.33333329", "333333333.3333333".into()),
-        // A fraction beyond 2^53 is not an integer literal: it reads as its nearest double.
-        ("9007199254740993.5", "9007199254740994".into()),
+        // Just below 2^53, a fraction reads as its nearest double.
+        ("9007199254740991.5", "9007199254740992".into()),
+        ("9007199254740991.25", "9007199254740991".into()),
         ("5e-324", "5e-324".into()),
         ("3e-324", "5e-324".into()),
         ("2.2250738585072014e-308", "2.2250738585072014e-308".into()),
@@ -108,4 +116,58 @@ fn every_undecidable_literal_in_a_document_is_named_with_its_pointer() {
     assert!(e
         .to_string()
         .starts_with("undecidable number literals: 1e30 at /a/1 is"));
+}
+
+#[test]
+fn canonical_numbers_read_back_as_themselves() {
+    // Every decidable literal's canonical text is decidable and its own canonical form: what is
+    // pinned can be read again from a lockfile. (The fuzzer found fractions past 2^53 breaking
+    // this before they were made undecidable.)
+    let mut literals: Vec<String> = Vec::new();
+    for mantissa in [
+        "1",
+        "9",
+        "11111311111111111",
+        "9007199254740991",
+        "45",
+        "123456789012345678",
+    ] {
+        for frac in ["", ".5", ".25", ".0000001", ".999999999"] {
+            for exp in ["", "e0", "e1", "e-1", "e5", "e-5", "e15", "e-300", "e300"] {
+                literals.push(format!("{mantissa}{frac}{exp}"));
+                literals.push(format!("-{mantissa}{frac}{exp}"));
+            }
+        }
+    }
+    let mut decidable = 0;
+    for literal in &literals {
+        let Ok(first) = canon(literal) else { continue };
+        decidable += 1;
+        assert_eq!(canon(&first), Ok(first.clone()), "{literal} -> {first}");
+    }
+    assert!(
+        decidable > literals.len() / 3,
+        "{decidable} of {}",
+        literals.len()
+    );
+}
+
+#[test]
+fn undecidable_literals_are_named_in_document_order_by_both_writers() {
+    // Found by the fuzzer: the tree writer named them in canonical (sorted) order.
+    let doc = br#"{" \u0080K":99999999999999990," K":99999999999999990,"a":[1e999,{"z":1e30,"b":-1e30}]}"#;
+    let tree = json::to_canonical(&json::parse(doc, Limits::default()).unwrap()).unwrap_err();
+    let streamed = json::canonicalize(doc, Limits::default())
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(tree, streamed);
+    let pointers: Vec<String> = tree
+        .literals
+        .iter()
+        .map(|l| l.pointer.to_string())
+        .collect();
+    assert_eq!(
+        pointers,
+        [" \u{80}K", " K", "a/0", "a/1/z", "a/1/b"].map(|p| format!("/{p}"))
+    );
 }

@@ -77,7 +77,7 @@ fn definitions_canonicalise_and_hash_byte_for_byte() {
                 let err = json::to_canonical(&value).expect_err(about);
                 assert_eq!(err.literals.len(), 1, "{about}: {err}");
                 assert_eq!(err.literals[0].literal, literal, "{about}");
-                assert_eq!(err.literals[0].reason, Undecidability::IntegerBeyond2Pow53);
+                assert_eq!(err.literals[0].reason, Undecidability::Beyond2Pow53);
                 assert!(
                     value_digest(&value).is_err(),
                     "{about}: an undecidable value has no digest"

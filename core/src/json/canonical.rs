@@ -65,34 +65,35 @@ pub fn to_canonical(value: &Value<'_>) -> Result<Vec<u8>, Undecidable> {
 pub fn write_canonical(value: &Value<'_>, out: &mut Vec<u8>) -> Result<(), Undecidable> {
     let mut w = Writer {
         out,
-        path: Vec::new(),
-        undecidable: Vec::new(),
+        undecidable: false,
     };
     w.value(value);
-    if w.undecidable.is_empty() {
-        Ok(())
-    } else {
-        Err(Undecidable {
-            literals: w.undecidable,
-        })
+    if !w.undecidable {
+        return Ok(());
     }
+    // The rare case: walk again, in document order, to name each literal where it is.
+    let mut literals = Vec::new();
+    collect_undecidable(value, &mut Vec::new(), &mut literals);
+    Err(Undecidable { literals })
 }
 
-struct Writer<'o, 'v> {
+struct Writer<'o> {
     out: &'o mut Vec<u8>,
-    /// Where the writer is, kept so an undecidable literal can be located.
-    path: Vec<Segment<'v>>,
-    undecidable: Vec<UndecidableLiteral>,
+    undecidable: bool,
 }
 
-impl<'v> Writer<'_, 'v> {
+impl Writer<'_> {
     // Recursion is bounded by the depth of the value; read values are at most 256 deep.
-    fn value(&mut self, v: &'v Value<'_>) {
+    fn value(&mut self, v: &Value<'_>) {
         match v {
             Value::Null => self.out.extend_from_slice(b"null"),
             Value::Bool(true) => self.out.extend_from_slice(b"true"),
             Value::Bool(false) => self.out.extend_from_slice(b"false"),
-            Value::Number(n) => self.number(n.literal()),
+            Value::Number(n) => {
+                if write_number(self.out, n.literal()).is_err() {
+                    self.undecidable = true;
+                }
+            }
             Value::String(s) => write_string(self.out, s),
             Value::Array(items) => {
                 self.out.push(b'[');
@@ -100,9 +101,7 @@ impl<'v> Writer<'_, 'v> {
                     if i > 0 {
                         self.out.push(b',');
                     }
-                    self.path.push(Segment::Index(i));
                     self.value(item);
-                    self.path.pop();
                 }
                 self.out.push(b']');
             }
@@ -110,8 +109,8 @@ impl<'v> Writer<'_, 'v> {
         }
     }
 
-    fn object(&mut self, o: &'v Object<'_>) {
-        let mut members: Vec<(&'v str, &'v Value<'_>)> = o.iter().collect();
+    fn object(&mut self, o: &Object<'_>) {
+        let mut members: Vec<(&str, &Value<'_>)> = o.iter().collect();
         // Input that is already canonical, or written by a sorting encoder, needs no sort.
         if !members.is_sorted_by(|a, b| cmp_utf16(a.0, b.0).is_lt()) {
             members.sort_unstable_by(|a, b| cmp_utf16(a.0, b.0));
@@ -123,21 +122,43 @@ impl<'v> Writer<'_, 'v> {
             }
             write_string(self.out, name);
             self.out.push(b':');
-            self.path.push(Segment::Name(name));
             self.value(v);
-            self.path.pop();
         }
         self.out.push(b'}');
     }
+}
 
-    fn number(&mut self, literal: &str) {
-        if let Err(reason) = write_number(self.out, literal) {
-            self.undecidable.push(UndecidableLiteral {
-                pointer: JsonPointer::from_segments(&self.path),
-                literal: literal.to_string(),
-                reason,
-            });
+/// Every undecidable literal in `v`, in document order, with where it is.
+fn collect_undecidable<'v>(
+    v: &'v Value<'_>,
+    path: &mut Vec<Segment<'v>>,
+    found: &mut Vec<UndecidableLiteral>,
+) {
+    match v {
+        Value::Number(n) => {
+            if let Err(reason) = number::to_f64(n.literal()) {
+                found.push(UndecidableLiteral {
+                    pointer: JsonPointer::from_segments(path),
+                    literal: n.literal().to_string(),
+                    reason,
+                });
+            }
         }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(Segment::Index(i));
+                collect_undecidable(item, path, found);
+                path.pop();
+            }
+        }
+        Value::Object(o) => {
+            for (name, item) in o.iter() {
+                path.push(Segment::Name(name));
+                collect_undecidable(item, path, found);
+                path.pop();
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::String(_) => {}
     }
 }
 

@@ -84,7 +84,10 @@ impl<'a> CanonicalBuilder<'a> {
 /// Appends a string the reader read. The reader borrows a string from the input only when it was
 /// written without escapes, and it refuses raw controls, so a borrowed string holds no character
 /// that RFC 8785 escapes and is copied as it is.
-#[allow(clippy::ptr_arg, reason = "whether the string is borrowed is what matters here")]
+#[allow(
+    clippy::ptr_arg,
+    reason = "whether the string is borrowed is what matters here"
+)]
 fn write_read_string(out: &mut Vec<u8>, s: &Cow<'_, str>) {
     match s {
         Cow::Borrowed(plain) => {

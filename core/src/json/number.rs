@@ -5,9 +5,11 @@ use std::fmt;
 /// Why a number literal has no canonical form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Undecidability {
-    /// An integral value of magnitude above 2^53: its nearest double is shared with a neighbour,
-    /// and readers that keep integers exact disagree with readers that do not.
-    IntegerBeyond2Pow53,
+    /// A value of magnitude above 2^53. Past 2^53 a double no longer holds every integer: an
+    /// integer there shares its nearest double with a neighbour, and readers that keep integers
+    /// exact disagree with readers that do not. A fraction there rounds to such an integer, whose
+    /// canonical text would itself be undecidable when read back.
+    Beyond2Pow53,
     /// A non-zero value whose nearest double is an infinity or zero.
     OutOfRange,
 }
@@ -15,7 +17,7 @@ pub enum Undecidability {
 impl Undecidability {
     pub fn name(self) -> &'static str {
         match self {
-            Undecidability::IntegerBeyond2Pow53 => "integer-beyond-2^53",
+            Undecidability::Beyond2Pow53 => "beyond-2^53",
             Undecidability::OutOfRange => "out-of-float64-range",
         }
     }
@@ -24,8 +26,8 @@ impl Undecidability {
 impl fmt::Display for Undecidability {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Undecidability::IntegerBeyond2Pow53 => {
-                "an integer beyond 2^53, which no double holds exactly"
+            Undecidability::Beyond2Pow53 => {
+                "beyond 2^53 in magnitude, where doubles no longer hold every integer"
             }
             Undecidability::OutOfRange => "outside the range of a double",
         })
@@ -42,11 +44,11 @@ pub fn to_f64(literal: &str) -> Result<f64, Undecidability> {
     if shape.is_zero() {
         return Ok(if literal.starts_with('-') { -0.0 } else { 0.0 });
     }
-    if shape.integral_beyond_2pow53() {
-        // Checked before range: a huge integer is still an integer beyond 2^53.
+    if shape.beyond_2pow53() {
+        // Beyond the range of a double is the more precise name for the largest of them.
         let v: f64 = literal.parse().map_err(|_| Undecidability::OutOfRange)?;
         return Err(if v.is_finite() {
-            Undecidability::IntegerBeyond2Pow53
+            Undecidability::Beyond2Pow53
         } else {
             Undecidability::OutOfRange
         });
@@ -102,22 +104,25 @@ impl<'a> Shape<'a> {
         self.int.is_empty() && self.frac.is_empty()
     }
 
-    fn integral_beyond_2pow53(&self) -> bool {
-        if self.scale < 0 {
-            return false;
-        }
+    /// Whether |value| > 2^53, decided on the digits exactly.
+    fn beyond_2pow53(&self) -> bool {
         let len = (self.int.len() + self.frac.len()) as i64;
-        // 2^53 = 9007199254740992 has 16 digits.
-        match len.saturating_add(self.scale) {
+        // The number of digits before the decimal point; 2^53 = 9007199254740992 has 16.
+        let integer_digits = len.saturating_add(self.scale);
+        match integer_digits {
             n if n > 16 => true,
             16 => {
-                let value = self
-                    .int
-                    .iter()
-                    .chain(self.frac)
+                let mut digits = self.int.iter().chain(self.frac);
+                let integer_part = digits
+                    .by_ref()
+                    .take(16)
                     .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
-                // scale ≤ 15 here, since there is at least one digit.
-                value * 10u64.pow(self.scale as u32) > TWO_POW_53
+                // With fewer than 16 significant digits the rest are zeros (scale ≤ 15 here).
+                let kept = len.min(16) as u32;
+                let integer_part = integer_part * 10u64.pow(16 - kept);
+                // Digits past the 16th are a non-zero fraction: trailing zeros were trimmed.
+                let has_fraction = len > 16;
+                integer_part > TWO_POW_53 || (integer_part == TWO_POW_53 && has_fraction)
             }
             _ => false,
         }
