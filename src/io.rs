@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 
 use pinlog_core::render;
 
+use crate::exit::Failure;
+use crate::InputArgs;
+
 /// How text from outside is rendered in messages.
 #[derive(Clone, Copy)]
 pub struct Render {
@@ -13,6 +16,7 @@ pub struct Render {
 }
 
 impl Render {
+    /// Renders `text` safe for a terminal (docs/CLI.md, "Rendering").
     pub fn text<'s>(&self, s: &'s str) -> std::borrow::Cow<'s, str> {
         if self.ascii {
             render::safe_ascii(s)
@@ -27,18 +31,20 @@ impl Render {
     }
 }
 
-/// Reads a file (or standard input for `None` or `-`), at most `max_bytes + 1` bytes so that the
-/// reader can refuse an oversized document without the whole of it being held in memory.
-pub fn read_input(file: Option<&Path>, max_bytes: usize) -> Result<Vec<u8>, String> {
-    let limit = u64::try_from(max_bytes)
+/// Reads the input a command names (a file, or standard input for none or `-`), at most
+/// `--max-bytes` + 1 bytes so that the reader can refuse an oversized document without the whole
+/// of it being held in memory.
+pub fn read_input(args: &InputArgs) -> Result<Vec<u8>, Failure> {
+    let limit = u64::try_from(args.max_bytes)
         .unwrap_or(u64::MAX)
         .saturating_add(1);
     let mut buf = Vec::new();
-    match file {
+    match args.file.as_deref() {
         None => read_bounded(io::stdin().lock(), limit, &mut buf),
         Some(p) if p == Path::new("-") => read_bounded(io::stdin().lock(), limit, &mut buf),
         Some(p) => {
-            let f = File::open(p).map_err(|e| format!("cannot open {}: {e}", p.display()))?;
+            let f = File::open(p)
+                .map_err(|e| Failure::unreadable(format!("cannot open {}: {e}", p.display())))?;
             if let Ok(meta) = f.metadata() {
                 buf.reserve(usize::try_from(meta.len().min(limit)).unwrap_or(0));
             }
@@ -46,6 +52,7 @@ pub fn read_input(file: Option<&Path>, max_bytes: usize) -> Result<Vec<u8>, Stri
         }
     }
     .map(|()| buf)
+    .map_err(Failure::unreadable)
 }
 
 fn read_bounded(r: impl Read, limit: u64, buf: &mut Vec<u8>) -> Result<(), String> {
@@ -56,12 +63,12 @@ fn read_bounded(r: impl Read, limit: u64, buf: &mut Vec<u8>) -> Result<(), Strin
 }
 
 /// Writes `bytes` to `path` whole or not at all: a temporary file beside it, then a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let fail = |e: io::Error| format!("cannot write {}: {e}", path.display());
+    let fail = |e: io::Error| Failure::unreadable(format!("cannot write {}: {e}", path.display()));
     let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(fail)?;
     tmp.write_all(bytes).map_err(fail)?;
     tmp.as_file().sync_all().map_err(fail)?;
@@ -77,12 +84,4 @@ pub fn stdout_is_terminal() -> bool {
 /// Standard output, buffered; the caller flushes it and reports a failure.
 pub fn stdout_buffered() -> io::BufWriter<io::StdoutLock<'static>> {
     io::BufWriter::with_capacity(1 << 16, io::stdout().lock())
-}
-
-/// Writes to standard output and flushes, reporting a failure instead of panicking on it.
-pub fn write_stdout(bytes: &[u8]) -> Result<(), String> {
-    let mut out = io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(|e| format!("cannot write to standard output: {e}"))
 }

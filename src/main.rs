@@ -8,6 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use pinlog_core::json::Limits;
+
+use crate::io::Render;
 
 /// Pin what MCP servers tell agents, and keep a public, verifiable log of it.
 #[derive(Parser)]
@@ -78,11 +81,33 @@ struct DigestArgs {
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+impl InputArgs {
+    fn limits(&self) -> Limits {
+        Limits::with_max_bytes(self.max_bytes)
+    }
+
+    fn render(&self) -> Render {
+        Render { ascii: self.ascii }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let exit = match cli.command {
-        Command::Canon(args) => cmd::canon::run(args),
-        Command::Digest(args) => cmd::digest::run(args),
+    let (render, outcome) = match cli.command {
+        Command::Canon(args) => {
+            let render = args.input.render();
+            (render, cmd::canon::run(args, render))
+        }
+        Command::Digest(args) => {
+            let render = args.input.render();
+            (render, cmd::digest::run(args, render))
+        }
     };
-    exit.into()
+    match outcome {
+        Ok(exit) => exit.into(),
+        Err(failure) => {
+            render.error(&failure.message);
+            failure.exit.into()
+        }
+    }
 }

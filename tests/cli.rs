@@ -270,3 +270,64 @@ fn canon_to_a_file_is_written_whole_or_not_at_all() {
         stderr(&o)
     );
 }
+
+#[test]
+fn docs_vectors_hold_through_the_command_line() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/digest-vectors.json");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let bytes = |case: &serde_json::Value| -> Vec<u8> {
+        match case["input_hex"].as_str() {
+            Some(hex) => (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect(),
+            None => case["input"].as_str().unwrap().as_bytes().to_vec(),
+        }
+    };
+    for case in v["canonical"].as_array().unwrap() {
+        let o = pinlog(&["digest"], &bytes(case));
+        assert_eq!(o.status.code(), Some(0), "{}", case["about"]);
+        assert_eq!(
+            stdout(&o),
+            format!("{}\n", case["digest"].as_str().unwrap())
+        );
+        let o = pinlog(&["canon"], &bytes(case));
+        assert_eq!(
+            stdout(&o),
+            case["canonical"].as_str().unwrap(),
+            "{}",
+            case["about"]
+        );
+    }
+    for case in v["undecidable"].as_array().unwrap() {
+        let o = pinlog(&["digest"], &bytes(case));
+        assert_eq!(o.status.code(), Some(3), "{}", case["about"]);
+        for literal in case["literals"].as_array().unwrap() {
+            let named = format!(
+                "{} at {}",
+                literal["literal"].as_str().unwrap(),
+                literal["pointer"].as_str().unwrap()
+            );
+            assert!(
+                stderr(&o).contains(&named),
+                "{}: {}",
+                case["about"],
+                stderr(&o)
+            );
+        }
+    }
+    for case in v["refused"].as_array().unwrap() {
+        let o = pinlog(&["digest"], &bytes(case));
+        assert_eq!(o.status.code(), Some(4), "{}", case["about"]);
+        let err = stderr(&o);
+        let prefix = format!("error: {}: ", case["rule"].as_str().unwrap());
+        let suffix = format!(" at byte {}\n", case["offset"]);
+        assert!(
+            err.starts_with(&prefix) && err.ends_with(&suffix),
+            "{}: {err}",
+            case["about"]
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

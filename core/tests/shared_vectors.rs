@@ -130,13 +130,7 @@ fn sets_hash_byte_for_byte_across_pages() {
             .iter()
             .map(|l| format!("{}:{}", l.name, l.digest.as_ref().unwrap().hex()))
             .collect();
-        let want: Vec<&str> = case["lines"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| l.as_str().unwrap())
-            .collect();
-        assert_eq!(lines, want, "{about}");
+        assert_eq!(lines, common::strings(&case["lines"]), "{about}");
         assert_eq!(
             listing.set_hash().unwrap().hex(),
             text(case, "setHash"),

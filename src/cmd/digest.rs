@@ -3,53 +3,25 @@
 use std::io::Write;
 
 use pinlog_core::digest::{Digest, Listing};
-use pinlog_core::json::{self, Limits};
+use pinlog_core::json;
 
-use crate::exit::Exit;
+use crate::exit::{Exit, Failure};
 use crate::io::{self, Render};
 use crate::DigestArgs;
 
-pub fn run(args: DigestArgs) -> Exit {
-    let render = Render {
-        ascii: args.input.ascii,
-    };
-    let input = match io::read_input(args.input.file.as_deref(), args.input.max_bytes) {
-        Ok(b) => b,
-        Err(e) => {
-            render.error(&e);
-            return Exit::Unreadable;
-        }
-    };
-    let limits = Limits::with_max_bytes(args.input.max_bytes);
+pub fn run(args: DigestArgs, render: Render) -> Result<Exit, Failure> {
+    let input = io::read_input(&args.input)?;
     let mut out = io::stdout_buffered();
-    let outcome = if args.listing {
-        match Listing::read(&input, limits) {
-            Ok(listing) => write_listing(&mut out, &listing, render),
-            Err(e) => {
-                render.error(&e.to_string());
-                return Exit::Unreadable;
-            }
-        }
+    let exit = if args.listing {
+        let listing = Listing::read(&input, args.input.limits())?;
+        write_listing(&mut out, &listing, render)?
     } else {
-        match json::canonicalize(&input, limits) {
-            Ok(Ok(canonical)) => writeln!(out, "{}", Digest::of(&canonical)).map(|()| Exit::Ok),
-            Err(e) => {
-                render.error(&e.to_string());
-                return Exit::Unreadable;
-            }
-            Ok(Err(e)) => {
-                render.error(&e.to_string());
-                return Exit::Undecidable;
-            }
-        }
+        let canonical = json::canonicalize(&input, args.input.limits())??;
+        writeln!(out, "{}", Digest::of(&canonical))?;
+        Exit::Ok
     };
-    match outcome.and_then(|exit| out.flush().map(|()| exit)) {
-        Ok(exit) => exit,
-        Err(e) => {
-            render.error(&format!("cannot write to standard output: {e}"));
-            Exit::Unreadable
-        }
-    }
+    out.flush()?;
+    Ok(exit)
 }
 
 /// One line per item, `set` last when every item has a digest; each undecidable item is named on

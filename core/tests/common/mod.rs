@@ -74,3 +74,12 @@ pub fn run_peer(program: &str, args: &[&str], input: &[u8], install_hint: &str) 
 pub fn python() -> String {
     std::env::var("PINLOG_PYTHON").unwrap_or_else(|_| "python3".into())
 }
+
+/// The strings of a JSON array of strings.
+pub fn strings(v: &serde_json::Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|s| s.as_str().unwrap_or_else(|| panic!("not a string: {s}")))
+        .collect()
+}
