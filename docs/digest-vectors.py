@@ -92,10 +92,12 @@ UNDECIDABLE_LISTINGS = [
      '[{"name":"ok"},{"name":"big","inputSchema":{"maximum":12345678901234567890}}]',
      ["big\tundecidable", "ok\t" + digest(rfc8785.dumps({"name": "ok"}))]),
 ]
+# (about, input, index of the first bad item, the byte it starts at, what was found)
 REFUSED_LISTINGS = [
-    ("An item without a name", '[{"name":"a"},{"description":"no name"}]', 1, "no name member"),
-    ("An item whose name is not a string", '[{"name":7}]', 0, "number"),
-    ("An item that is not an object", '[{"name":"a"},"b"]', 1, "string"),
+    ("An item without a name", '[{"name":"a"},{"description":"no name"}]', 1, 14, "no name member"),
+    ("An item whose name is not a string", '[{"name":7}]', 0, 1, "number"),
+    ("An item that is not an object", '[{"name":"a"}, "b"]', 1, 15, "string"),
+    ("The first place a rule is broken is reported: a bad item before a syntax error", '[1, x', 0, 1, "number"),
 ]
 
 INSTRUCTIONS = [
@@ -152,9 +154,10 @@ def main() -> None:
         out["listings"].append({"about": about, "input": text, "lines": lines, "set": set_hash})
     for about, text, lines in UNDECIDABLE_LISTINGS:
         out["listings"].append({"about": about, "input": text, "lines": sorted(lines, key=lambda l: utf16(l.split("\t")[0])), "set": None})
-    for about, text, index, found in REFUSED_LISTINGS:
-        out["listings"].append({"about": about, "input": text,
-                                "refused": {"rule": "no-string-name", "index": index, "found": found}})
+    for about, text, index, offset, found in REFUSED_LISTINGS:
+        assert text[offset] in '{"[0123456789-tfn', (about, offset)
+        out["listings"].append({"about": about, "input": text, "refused": {
+            "rule": "no-string-name", "index": index, "offset": offset, "found": found}})
     for about, text in INSTRUCTIONS:
         out["instructions"].append({"about": about, "instructions": text,
                                     "digest": digest(text.encode("utf-8"))})

@@ -174,7 +174,7 @@ fn listing_items_need_a_string_name() {
     assert_eq!(o.status.code(), Some(4));
     assert_eq!(
         stderr(&o),
-        "error: no-string-name: item 0 of the listing has no string \"name\" member (number)\n"
+        "error: no-string-name: item 0 of the listing has no string \"name\" member (number) at byte 1\n"
     );
     let o = pinlog(&["digest", "--listing"], br#"{"name":"x"}"#);
     assert_eq!(o.status.code(), Some(4));

@@ -145,17 +145,33 @@ pub enum ListingError {
     /// The document was refused by the strict reader.
     Read(ReadError),
     /// An item is not an object with a string `name` member.
-    NoStringName { index: usize, found: &'static str },
+    NoStringName {
+        index: usize,
+        /// What was found instead: the kind of the item or of its `name` member.
+        found: &'static str,
+        /// Where the item starts, when it was read from bytes.
+        offset: Option<usize>,
+    },
 }
 
 impl fmt::Display for ListingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ListingError::Read(e) => e.fmt(f),
-            ListingError::NoStringName { index, found } => write!(
-                f,
-                "no-string-name: item {index} of the listing has no string \"name\" member ({found})"
-            ),
+            ListingError::NoStringName {
+                index,
+                found,
+                offset,
+            } => {
+                write!(
+                    f,
+                    "no-string-name: item {index} of the listing has no string \"name\" member ({found})"
+                )?;
+                match offset {
+                    Some(at) => write!(f, " at byte {at}"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
@@ -216,7 +232,7 @@ impl Listing {
                 Some(other) => Err(other.kind()),
                 None => Err(NO_NAME),
             });
-            let name = item_name(listed.len(), item.kind(), name)?;
+            let name = item_name(listed.len(), None, item.kind(), name)?;
             canonical.clear();
             let digest =
                 json::write_canonical(&item, &mut canonical).map(|()| Digest::of(&canonical));
@@ -281,7 +297,7 @@ fn read_items(mut items: json::ArrayItems<'_>) -> Result<Listing, ListingError> 
         };
         let kind = kind?;
         let name = (kind == "object").then(|| builder.take_name().unwrap_or(Err(NO_NAME)));
-        let name = item_name(listed.len(), kind, name)?;
+        let name = item_name(listed.len(), Some(items.item_offset()), kind, name)?;
         let digest = builder.result().map(Digest::of);
         listed.push(Listed { name, digest });
     }
@@ -291,16 +307,22 @@ fn read_items(mut items: json::ArrayItems<'_>) -> Result<Listing, ListingError> 
 /// What a listing item without a `name` member is said to have instead.
 const NO_NAME: &str = "no name member";
 
-/// The name of item `index`, which is of the given kind and, if an object, has this `name`
-/// member (or a member of another kind, or none).
+/// The name of item `index` (starting at byte `offset`), which is of the given kind and, if an
+/// object, has this `name` member (or a member of another kind, or none).
 fn item_name(
     index: usize,
+    offset: Option<usize>,
     kind: &'static str,
     name: Option<Result<Cow<'_, str>, &'static str>>,
 ) -> Result<String, ListingError> {
-    match name {
-        Some(Ok(name)) => Ok(name.into_owned()),
-        Some(Err(found)) => Err(ListingError::NoStringName { index, found }),
-        None => Err(ListingError::NoStringName { index, found: kind }),
-    }
+    let found = match name {
+        Some(Ok(name)) => return Ok(name.into_owned()),
+        Some(Err(found)) => found,
+        None => kind,
+    };
+    Err(ListingError::NoStringName {
+        index,
+        found,
+        offset,
+    })
 }

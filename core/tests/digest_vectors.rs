@@ -111,18 +111,27 @@ fn listing_cases() {
         let about = case["about"].as_str().unwrap();
         let bytes = input(case);
         let read = Listing::read(&bytes, Limits::default());
-        let tree = Listing::from_items(json::array_items(&bytes, Limits::default()).unwrap());
-        assert_eq!(read, tree, "{about}");
         if let Some(refused) = case.get("refused") {
             match read {
-                Err(ListingError::NoStringName { index, found }) => {
+                Err(ListingError::NoStringName {
+                    index,
+                    found,
+                    offset,
+                }) => {
                     assert_eq!(index as u64, refused["index"].as_u64().unwrap(), "{about}");
                     assert_eq!(found, refused["found"].as_str().unwrap(), "{about}");
+                    assert_eq!(
+                        offset.map(|o| o as u64),
+                        refused["offset"].as_u64(),
+                        "{about}"
+                    );
                 }
                 other => panic!("{about}: {other:?}"),
             }
             continue;
         }
+        let tree = Listing::from_items(json::array_items(&bytes, Limits::default()).unwrap());
+        assert_eq!(read, tree, "{about}");
         let listing = read.unwrap();
         let lines: Vec<String> = listing
             .items()

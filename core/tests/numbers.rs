@@ -171,3 +171,26 @@ fn undecidable_literals_are_named_in_document_order_by_both_writers() {
         [" \u{80}K", " K", "a/0", "a/1/z", "a/1/b"].map(|p| format!("/{p}"))
     );
 }
+
+#[test]
+fn a_document_of_many_undecidable_literals_gets_a_bounded_report() {
+    // Found in review: every literal kept its whole pointer, so a 160 KB document made a report
+    // of a gigabyte. The first 64 are named; the rest are counted.
+    let key = "k".repeat(100_000);
+    let doc = format!("{{\"{key}\":[{}1e400]}}", "1e400,".repeat(9_999));
+    let streamed = json::canonicalize(doc.as_bytes(), Limits::default())
+        .unwrap()
+        .unwrap_err();
+    let tree =
+        json::to_canonical(&json::parse(doc.as_bytes(), Limits::default()).unwrap()).unwrap_err();
+    assert_eq!(streamed, tree);
+    assert!(!streamed.literals.is_empty() && streamed.literals.len() <= 64);
+    assert_eq!(streamed.literals.len() + streamed.more, 10_000);
+    assert_eq!(
+        streamed.literals[0].pointer.to_string(),
+        format!("/{key}/0")
+    );
+    assert!(streamed
+        .to_string()
+        .ends_with(&format!("; and {} more", streamed.more)));
+}

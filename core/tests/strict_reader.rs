@@ -57,7 +57,24 @@ fn each_rule_is_named_with_its_offset() {
         (b"// c\n1", Rule::Syntax, 0),
         (b"[1 2]", Rule::Syntax, 3),
         (b"{\"a\" 1}", Rule::Syntax, 5),
-        (b"tru", Rule::Syntax, 0),
+        (b"tru", Rule::UnexpectedEnd, 3),
+        (b"[nul", Rule::UnexpectedEnd, 4),
+        (b"[nulx]", Rule::Syntax, 1),
+        (b"-", Rule::UnexpectedEnd, 1),
+        (b"[1.", Rule::UnexpectedEnd, 3),
+        (b"[1e+", Rule::UnexpectedEnd, 4),
+        // Cut off inside an escape, the string is never closed; a bad digit is a bad escape,
+        // whatever follows it.
+        (br#""abc\"#, Rule::UnexpectedEnd, 0),
+        (br#""\u12"#, Rule::UnexpectedEnd, 0),
+        (br#"["\ud800"#, Rule::UnexpectedEnd, 1),
+        (br#""\ud800\"#, Rule::UnexpectedEnd, 0),
+        (br#""\ud800\udc"#, Rule::UnexpectedEnd, 0),
+        (br#""\u12""#, Rule::InvalidEscape, 1),
+        (br#""\u12" "#, Rule::InvalidEscape, 1),
+        (br#"["\u12"]"#, Rule::InvalidEscape, 2),
+        (br#""\u1" "#, Rule::InvalidEscape, 1),
+        (br#""\ud800""#, Rule::UnpairedSurrogate, 1),
         (b"[+1]", Rule::Syntax, 1),
         (b"[.5]", Rule::Syntax, 1),
         (b"[01]", Rule::InvalidNumber, 1),
@@ -236,4 +253,37 @@ fn array_items_streams_and_applies_the_same_rules() {
     // The top-level array counts as one level.
     let deep = format!("[{}{}]", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
     assert_eq!(refusal(deep.as_bytes()), (Rule::TooDeep, MAX_DEPTH));
+}
+
+#[test]
+fn a_depth_limit_above_256_reads_as_256() {
+    let limits = Limits {
+        max_bytes: 1 << 30,
+        max_depth: usize::MAX,
+    };
+    let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+    assert_eq!(
+        json::parse(deep.as_bytes(), limits).unwrap_err().rule,
+        Rule::TooDeep
+    );
+    let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+    assert!(json::to_canonical(&json::parse(ok.as_bytes(), limits).unwrap()).is_ok());
+}
+
+#[test]
+fn objects_out_of_order_at_every_level_are_put_in_order_once() {
+    // Found in review: each level copied its members again, so deep out-of-order nesting around a
+    // large value cost depth x size (now each byte is copied once). Both writers must agree.
+    let big = "x".repeat(4 << 20);
+    let mut doc = format!("\"{big}\"");
+    for _ in 0..MAX_DEPTH - 1 {
+        doc = format!("{{\"b\":{doc},\"a\":0}}");
+    }
+    let streamed = json::canonicalize(doc.as_bytes(), Limits::default())
+        .unwrap()
+        .unwrap();
+    let tree =
+        json::to_canonical(&json::parse(doc.as_bytes(), Limits::default()).unwrap()).unwrap();
+    assert_eq!(streamed, tree);
+    assert!(streamed.starts_with(b"{\"a\":0,\"b\":{\"a\":0,\"b\":"));
 }

@@ -12,8 +12,64 @@ use crate::render;
 /// A value with literals that no double stands for unambiguously; it has no canonical form.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Undecidable {
-    /// Every such literal, in document order.
+    /// Such literals, in document order: the first 64, fewer if their text and pointers run past
+    /// 64 KiB, so that a document of many cannot make its report larger than itself many times over.
     pub literals: Vec<UndecidableLiteral>,
+    /// How many more there are, after those listed.
+    pub more: usize,
+}
+
+/// Gathers the undecidable literals of one value, within the bounds [`Undecidable`] states.
+#[derive(Debug, Default)]
+pub(super) struct Findings {
+    literals: Vec<UndecidableLiteral>,
+    bytes: usize,
+    more: usize,
+}
+
+impl Findings {
+    const MAX_LITERALS: usize = 64;
+    const MAX_BYTES: usize = 64 << 10;
+
+    /// Records one literal; `pointer` is only called for literals that are kept.
+    pub(super) fn add(
+        &mut self,
+        literal: &str,
+        reason: Undecidability,
+        pointer: impl FnOnce() -> JsonPointer,
+    ) {
+        if self.literals.len() >= Self::MAX_LITERALS || self.bytes >= Self::MAX_BYTES {
+            self.more += 1;
+            return;
+        }
+        let pointer = pointer();
+        self.bytes += literal.len() + pointer.tokens().iter().map(|t| t.len() + 1).sum::<usize>();
+        self.literals.push(UndecidableLiteral {
+            pointer,
+            literal: literal.to_string(),
+            reason,
+        });
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.literals.is_empty() && self.more == 0
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.literals.clear();
+        self.bytes = 0;
+        self.more = 0;
+    }
+
+    /// The findings so far as an error, leaving this empty.
+    pub(super) fn take(&mut self) -> Undecidable {
+        let found = Undecidable {
+            literals: std::mem::take(&mut self.literals),
+            more: self.more,
+        };
+        self.clear();
+        found
+    }
 }
 
 /// One number literal without a canonical form.
@@ -48,6 +104,9 @@ impl fmt::Display for Undecidable {
             f.write_str(if i == 0 { ": " } else { "; " })?;
             l.fmt(f)?;
         }
+        if self.more > 0 {
+            write!(f, "; and {} more", self.more)?;
+        }
         Ok(())
     }
 }
@@ -72,9 +131,9 @@ pub fn write_canonical(value: &Value<'_>, out: &mut Vec<u8>) -> Result<(), Undec
         return Ok(());
     }
     // The rare case: walk again, in document order, to name each literal where it is.
-    let mut literals = Vec::new();
-    collect_undecidable(value, &mut Vec::new(), &mut literals);
-    Err(Undecidable { literals })
+    let mut found = Findings::default();
+    collect_undecidable(value, &mut Vec::new(), &mut found);
+    Err(found.take())
 }
 
 struct Writer<'o> {
@@ -129,19 +188,11 @@ impl Writer<'_> {
 }
 
 /// Every undecidable literal in `v`, in document order, with where it is.
-fn collect_undecidable<'v>(
-    v: &'v Value<'_>,
-    path: &mut Vec<Segment<'v>>,
-    found: &mut Vec<UndecidableLiteral>,
-) {
+fn collect_undecidable<'v>(v: &'v Value<'_>, path: &mut Vec<Segment<'v>>, found: &mut Findings) {
     match v {
         Value::Number(n) => {
             if let Err(reason) = number::to_f64(n.literal()) {
-                found.push(UndecidableLiteral {
-                    pointer: JsonPointer::from_segments(path),
-                    literal: n.literal().to_string(),
-                    reason,
-                });
+                found.add(n.literal(), reason, || JsonPointer::from_segments(path));
             }
         }
         Value::Array(items) => {

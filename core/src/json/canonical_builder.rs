@@ -1,28 +1,33 @@
 //! Canonical bytes written while a document is read, with no tree in between.
 //!
-//! Values are written as they come; each object remembers where its members' bytes start and end,
-//! and when it closes with its members out of order, they are copied back in order. A member's
-//! bytes are moved once for each enclosing object that was out of order, and no node is allocated.
-//! The output is the same as [`to_canonical`](super::to_canonical) of the tree, which the tests
-//! hold it to.
+//! Values are written as they come, members in the order they were read. An object whose members
+//! came out of order is noted with where each member's bytes are; when the document is done, the
+//! bytes are copied once more into canonical order, each byte once, nested objects put in order as
+//! the copy reaches them. No node is allocated, and the work is linear in the size of the document
+//! however its objects nest. The output is the same as [`to_canonical`](super::to_canonical) of the
+//! tree, which the tests hold it to.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::ops::Range;
 
 use super::build::Builder;
-use super::canonical::{cmp_utf16, write_number, write_string, Undecidable, UndecidableLiteral};
+use super::canonical::{cmp_utf16, write_number, write_string, Findings, Undecidable};
 use crate::pointer::{JsonPointer, Segment};
 
 /// Writes canonical bytes; see the module documentation. Reusable: [`reset`](Self::reset) it
 /// between documents.
 #[derive(Default)]
 pub(crate) struct CanonicalBuilder<'a> {
+    /// The bytes as read: every value canonical, but members in the order they came.
     out: Vec<u8>,
-    /// Where the members of an out-of-order object are copied from while they are put in order.
-    scratch: Vec<u8>,
+    /// The objects of `out` whose members came out of order, as they closed.
+    reorders: Vec<Reorder<'a>>,
+    /// `out` in canonical order, when there were reorders.
+    ordered: Vec<u8>,
     /// Where the value being written sits, for naming undecidable literals.
     path: Vec<Step<'a>>,
-    undecidable: Vec<UndecidableLiteral>,
+    undecidable: Findings,
     /// The string value of the top-level member `name`, seen while it is read.
     name_string: Option<Cow<'a, str>>,
     /// What the top-level member `name` held: the string, or the kind of value found instead.
@@ -50,10 +55,22 @@ struct Member<'a> {
     end: usize,
 }
 
+/// An object whose members came out of order: its members in canonical order, and the bytes
+/// between its braces.
+struct Reorder<'a> {
+    start: usize,
+    end: usize,
+    members: Vec<Member<'a>>,
+}
+
 impl<'a> CanonicalBuilder<'a> {
     /// Forgets the previous document, keeping the buffers.
     pub(crate) fn reset(&mut self) {
         self.out.clear();
+        for mut r in self.reorders.drain(..) {
+            r.members.clear();
+            self.spare_members.push(r.members);
+        }
         self.path.clear();
         self.undecidable.clear();
         self.name_string = None;
@@ -62,13 +79,23 @@ impl<'a> CanonicalBuilder<'a> {
 
     /// The canonical bytes of the document read, or its undecidable literals.
     pub(crate) fn result(&mut self) -> Result<&[u8], Undecidable> {
-        if self.undecidable.is_empty() {
-            Ok(&self.out)
-        } else {
-            Err(Undecidable {
-                literals: std::mem::take(&mut self.undecidable),
-            })
+        if !self.undecidable.is_empty() {
+            return Err(self.undecidable.take());
         }
+        if self.reorders.is_empty() {
+            return Ok(&self.out);
+        }
+        // Objects closed inner first; ordered by where they start, an object comes before the
+        // objects nested in it.
+        self.reorders.sort_unstable_by_key(|r| r.start);
+        self.ordered.clear();
+        emit(
+            &self.out,
+            &self.reorders,
+            0..self.out.len(),
+            &mut self.ordered,
+        );
+        Ok(&self.ordered)
     }
 
     /// What the top-level member `name` held, if the document was an object with one.
@@ -120,18 +147,16 @@ impl<'a> Builder<'a> for CanonicalBuilder<'a> {
 
     fn number(&mut self, literal: &'a str) -> &'static str {
         if let Err(reason) = write_number(&mut self.out, literal) {
-            let path: Vec<Segment<'_>> = self
-                .path
-                .iter()
-                .map(|step| match step {
-                    Step::Name(n) => Segment::Name(n),
-                    Step::Index(i) => Segment::Index(*i),
-                })
-                .collect();
-            self.undecidable.push(UndecidableLiteral {
-                pointer: JsonPointer::from_segments(&path),
-                literal: literal.to_string(),
-                reason,
+            let path = &self.path;
+            self.undecidable.add(literal, reason, || {
+                let segments: Vec<Segment<'_>> = path
+                    .iter()
+                    .map(|step| match step {
+                        Step::Name(n) => Segment::Name(n),
+                        Step::Index(i) => Segment::Index(*i),
+                    })
+                    .collect();
+                JsonPointer::from_segments(&segments)
             });
         }
         "number"
@@ -208,26 +233,42 @@ impl<'a> Builder<'a> for CanonicalBuilder<'a> {
     }
 
     fn close_object(&mut self, mut object: OpenObject<'a>) -> &'static str {
-        if !object.in_order {
-            // Inner objects were put in order when they closed, without changing their length, so
-            // the spans recorded here still hold.
-            self.scratch.clear();
-            self.scratch.extend_from_slice(&self.out[object.start..]);
-            self.out.truncate(object.start);
+        if object.in_order {
+            object.members.clear();
+            self.spare_members.push(object.members);
+        } else {
             object
                 .members
                 .sort_unstable_by(|a, b| cmp_utf16(&a.name, &b.name));
-            for (i, m) in object.members.iter().enumerate() {
-                if i > 0 {
-                    self.out.push(b',');
-                }
-                let span = m.start - object.start..m.end - object.start;
-                self.out.extend_from_slice(&self.scratch[span]);
-            }
+            self.reorders.push(Reorder {
+                start: object.start,
+                end: self.out.len(),
+                members: object.members,
+            });
         }
         self.out.push(b'}');
-        object.members.clear();
-        self.spare_members.push(object.members);
         "object"
     }
+}
+
+/// Copies `out[range]` to `dst`, putting in order every object of `reorders` (sorted by start) that
+/// lies in the range. Each byte is copied once; recursion is as deep as the objects nest.
+fn emit(out: &[u8], reorders: &[Reorder<'_>], range: Range<usize>, dst: &mut Vec<u8>) {
+    let mut at = range.start;
+    // Objects inside the range start after its first byte: a member's range begins with its
+    // name, the object that holds the member at or before it.
+    let mut next = reorders.partition_point(|r| r.start <= range.start);
+    while let Some(r) = reorders.get(next).filter(|r| r.start < range.end) {
+        dst.extend_from_slice(&out[at..r.start]);
+        for (i, m) in r.members.iter().enumerate() {
+            if i > 0 {
+                dst.push(b',');
+            }
+            emit(out, reorders, m.start..m.end, dst);
+        }
+        at = r.end;
+        // Objects nested in this one were reached through its members.
+        next = reorders.partition_point(|x| x.start < r.end);
+    }
+    dst.extend_from_slice(&out[at..range.end]);
 }

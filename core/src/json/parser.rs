@@ -33,8 +33,7 @@ impl<'a> Parser<'a> {
                 rule: Rule::TooLarge,
                 offset: limits.max_bytes,
                 detail: format!(
-                    "the document has {} bytes, more than the limit of {}",
-                    input.len(),
+                    "the document is larger than the limit of {} bytes",
                     limits.max_bytes
                 ),
             });
@@ -55,7 +54,7 @@ impl<'a> Parser<'a> {
             src,
             bytes: input,
             pos: 0,
-            max_depth: limits.max_depth,
+            max_depth: limits.max_depth.min(super::reader::MAX_DEPTH),
             spare_names: Vec::new(),
         })
     }
@@ -301,9 +300,16 @@ impl<'a> Parser<'a> {
     }
 
     fn literal(&mut self, word: &'static str) -> Result<(), ReadError> {
-        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
+        let rest = &self.bytes[self.pos..];
+        if rest.starts_with(word.as_bytes()) {
             self.pos += word.len();
             Ok(())
+        } else if word.as_bytes().starts_with(rest) {
+            Err(self.error_at(
+                Rule::UnexpectedEnd,
+                self.bytes.len(),
+                format!("the document ends inside `{word}`"),
+            ))
         } else {
             Err(self.unexpected("a JSON value"))
         }
@@ -323,25 +329,32 @@ impl<'a> Parser<'a> {
             }
             i
         };
-        let bad = |at: usize, what: &str| ReadError {
-            rule: Rule::InvalidNumber,
-            offset: at,
-            detail: what.to_string(),
+        // `expected` is where a digit had to be: past the end, the document was cut short.
+        let bad = |expected: usize, what: &str| {
+            if expected >= b.len() {
+                self.error_at(
+                    Rule::UnexpectedEnd,
+                    b.len(),
+                    "the document ends inside a number",
+                )
+            } else {
+                self.error_at(Rule::InvalidNumber, start, what)
+            }
         };
         match b.get(i) {
             Some(b'0') => {
                 i += 1;
                 if b.get(i).is_some_and(u8::is_ascii_digit) {
-                    return Err(bad(start, "a number with a leading zero"));
+                    return Err(bad(i, "a number with a leading zero"));
                 }
             }
             Some(b'1'..=b'9') => i = digits(i),
-            _ => return Err(bad(start, "a minus sign without digits")),
+            _ => return Err(bad(i, "a minus sign without digits")),
         }
         if b.get(i) == Some(&b'.') {
             let after = digits(i + 1);
             if after == i + 1 {
-                return Err(bad(start, "a decimal point without digits after it"));
+                return Err(bad(i + 1, "a decimal point without digits after it"));
             }
             i = after;
         }
@@ -352,7 +365,7 @@ impl<'a> Parser<'a> {
             }
             let after = digits(i);
             if after == i {
-                return Err(bad(start, "an exponent without digits"));
+                return Err(bad(i, "an exponent without digits"));
             }
             i = after;
         }
@@ -384,7 +397,7 @@ impl<'a> Parser<'a> {
                 Some(b'\\') => {
                     let s = owned.get_or_insert_with(String::new);
                     s.push_str(&self.src[chunk..self.pos]);
-                    let c = self.escape()?;
+                    let c = self.escape(open)?;
                     owned.get_or_insert_with(String::new).push(c);
                     chunk = self.pos;
                 }
@@ -405,8 +418,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Reads one escape sequence, starting at its backslash.
-    fn escape(&mut self) -> Result<char, ReadError> {
+    /// Reads one escape sequence, starting at its backslash, in the string opened at `open`.
+    fn escape(&mut self, open: usize) -> Result<char, ReadError> {
         let at = self.pos;
         let c = match self.bytes.get(at + 1) {
             Some(b'"') => '"',
@@ -418,28 +431,10 @@ impl<'a> Parser<'a> {
             Some(b'r') => '\r',
             Some(b't') => '\t',
             Some(b'u') => {
-                let first = self.hex4(at)?;
+                let first = self.hex4(at, open)?;
                 self.pos = at + 6;
                 return match first {
-                    0xD800..=0xDBFF => {
-                        let low = if self.bytes[self.pos..].starts_with(b"\\u") {
-                            Some(self.hex4(self.pos)?)
-                        } else {
-                            None
-                        };
-                        match low {
-                            Some(low @ 0xDC00..=0xDFFF) => {
-                                self.pos += 6;
-                                let cp = 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00);
-                                Ok(char::from_u32(cp).expect("a surrogate pair decodes to a scalar value"))
-                            }
-                            _ => Err(self.error_at(
-                                Rule::UnpairedSurrogate,
-                                at,
-                                format!("\\u{first:04X} is a high surrogate with no low surrogate after it"),
-                            )),
-                        }
-                    }
+                    0xD800..=0xDBFF => self.low_surrogate(first, at, open),
                     0xDC00..=0xDFFF => Err(self.error_at(
                         Rule::UnpairedSurrogate,
                         at,
@@ -451,13 +446,7 @@ impl<'a> Parser<'a> {
                         .expect("a non-surrogate BMP code point is a scalar value")),
                 };
             }
-            None => {
-                return Err(self.error_at(
-                    Rule::UnexpectedEnd,
-                    at,
-                    "the document ends inside an escape",
-                ))
-            }
+            None => return Err(self.unclosed(open)),
             Some(_) => {
                 let found = self.src[at + 1..].chars().next().unwrap_or(' ');
                 return Err(self.error_at(
@@ -471,24 +460,54 @@ impl<'a> Parser<'a> {
         Ok(c)
     }
 
-    /// The four hex digits of the `\u` escape at `at`.
-    fn hex4(&self, at: usize) -> Result<u32, ReadError> {
-        let digits = self.bytes.get(at + 2..at + 6).ok_or_else(|| {
-            self.error_at(
-                Rule::UnexpectedEnd,
+    /// After the high surrogate `high` escaped at `at`: its low surrogate, which must follow as
+    /// a `\u` escape.
+    fn low_surrogate(&mut self, high: u32, at: usize, open: usize) -> Result<char, ReadError> {
+        let rest = &self.bytes[self.pos..];
+        let low = if rest.starts_with(b"\\u") {
+            Some(self.hex4(self.pos, open)?)
+        } else if rest.is_empty() || rest == b"\\" {
+            return Err(self.unclosed(open));
+        } else {
+            None
+        };
+        match low {
+            Some(low @ 0xDC00..=0xDFFF) => {
+                self.pos += 6;
+                let cp = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                Ok(char::from_u32(cp).expect("a surrogate pair decodes to a scalar value"))
+            }
+            _ => Err(self.error_at(
+                Rule::UnpairedSurrogate,
                 at,
-                "the document ends inside a \\u escape",
-            )
-        })?;
-        digits.iter().try_fold(0u32, |acc, &d| {
-            let v = (d as char).to_digit(16).ok_or_else(|| {
+                format!("\\u{high:04X} is a high surrogate with no low surrogate after it"),
+            )),
+        }
+    }
+
+    /// The document ended inside the string opened at `open`.
+    fn unclosed(&self, open: usize) -> ReadError {
+        self.error_at(Rule::UnexpectedEnd, open, "a string that is never closed")
+    }
+
+    /// The four hex digits of the `\u` escape at `at`, in the string opened at `open`. A digit
+    /// that is not hex is an invalid escape; the end of the document before four, an unclosed
+    /// string.
+    fn hex4(&self, at: usize, open: usize) -> Result<u32, ReadError> {
+        let mut value = 0;
+        for i in at + 2..at + 6 {
+            let Some(&d) = self.bytes.get(i) else {
+                return Err(self.unclosed(open));
+            };
+            let digit = (d as char).to_digit(16).ok_or_else(|| {
                 self.error_at(
                     Rule::InvalidEscape,
                     at,
                     "\\u must be followed by four hex digits",
                 )
             })?;
-            Ok(acc * 16 + v)
-        })
+            value = value * 16 + digit;
+        }
+        Ok(value)
     }
 }

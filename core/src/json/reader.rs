@@ -21,7 +21,9 @@ use super::value::Value;
 pub struct Limits {
     /// The largest document, in bytes.
     pub max_bytes: usize,
-    /// The deepest nesting of arrays and objects; the outermost container is depth 1.
+    /// The deepest nesting of arrays and objects; the outermost container is depth 1. At most
+    /// [`MAX_DEPTH`]: a larger limit reads as `MAX_DEPTH`, which every pinlog input is held to
+    /// and every writer relies on.
     pub max_depth: usize,
 }
 
@@ -90,6 +92,7 @@ pub fn array_items(input: &[u8], limits: Limits) -> Result<ArrayItems<'_>, ReadE
     Ok(ArrayItems {
         p,
         state,
+        item_offset: 0,
         stop: Stop::End,
     })
 }
@@ -98,6 +101,8 @@ pub fn array_items(input: &[u8], limits: Limits) -> Result<ArrayItems<'_>, ReadE
 pub struct ArrayItems<'a> {
     p: Parser<'a>,
     state: ItemsState,
+    /// Where the item read last starts.
+    item_offset: usize,
     /// Where these items end.
     stop: Stop,
 }
@@ -136,6 +141,7 @@ impl<'a> SecondPart<'a> {
         Some(ArrayItems {
             p,
             state: ItemsState::First,
+            item_offset: 0,
             stop: Stop::End,
         })
     }
@@ -157,6 +163,9 @@ impl<'a> ArrayItems<'a> {
     /// Reading this part strictly confirms the boundary: its items must end exactly there, or
     /// reading them fails (rule `syntax`). Only when this part reads without a refusal is the
     /// other part's reading the same as a reading of the whole.
+    ///
+    /// The parts are for two threads: once this part reaches the place asked for, it waits for
+    /// the other part's [`SecondPart::items`] to say where the boundary is.
     pub fn split_near(&mut self, at: usize) -> Option<SecondPart<'a>> {
         if self.state != ItemsState::First || !matches!(self.stop, Stop::End) {
             return None;
@@ -241,7 +250,14 @@ impl<'a> ArrayItems<'a> {
         }
     }
 
+    /// The byte offset where the item read last starts.
+    pub fn item_offset(&self) -> usize {
+        self.item_offset
+    }
+
     fn item<B: Builder<'a>>(&mut self, builder: &mut B) -> Result<B::Value, ReadError> {
+        self.p.skip_ws();
+        self.item_offset = self.p.pos;
         let item = self.p.drive(builder, 1);
         if item.is_err() {
             self.state = ItemsState::Done;
