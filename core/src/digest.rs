@@ -31,7 +31,8 @@ impl Digest {
         String::from_utf8(self.hex_bytes().to_vec()).expect("hex digits are ASCII")
     }
 
-    fn hex_bytes(&self) -> [u8; 64] {
+    /// The 64 lowercase hex digits as bytes, for writing without formatting.
+    pub fn hex_bytes(&self) -> [u8; 64] {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut out = [0u8; 64];
         for (i, b) in self.0.iter().enumerate() {

@@ -33,7 +33,9 @@ fn write_listing(out: &mut impl Write, listing: &Listing, render: Render) -> std
         match &item.digest {
             Ok(d) => {
                 out.write_all(name.as_bytes())?;
-                writeln!(out, "\t{d}")?;
+                out.write_all(b"\tsha256:")?;
+                out.write_all(&d.hex_bytes())?;
+                out.write_all(b"\n")?;
             }
             Err(e) => {
                 render.error(&format!("item \"{}\": {e}", item.name));
