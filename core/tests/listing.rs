@@ -89,3 +89,14 @@ fn one_item_spanning_the_middle_is_read_whole() {
     assert_eq!(Ok(&listing), sequential(doc.as_bytes()).as_ref());
     assert_eq!(listing.items().len(), 2);
 }
+
+#[test]
+fn a_large_listing_cut_off_after_a_backslash_is_refused_not_a_panic() {
+    // Found by the fuzzer: the boundary scan ran past the end of the input after a backslash.
+    // One item spans the middle and the input ends inside it, right after a backslash, so the
+    // scan for a boundary reaches the end.
+    let doc = format!(r#"[{{"name":"a"}},{{"name":"{}\"#, "x".repeat(2 << 20));
+    let read = Listing::read(doc.as_bytes(), Limits::default());
+    assert_eq!(read, sequential(doc.as_bytes()));
+    assert!(read.is_err());
+}

@@ -8,9 +8,9 @@ const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// The offset of the first byte at or after `from` that is `"`, `\` or below 0x20, or
-/// `bytes.len()` if there is none.
+/// `bytes.len()` if there is none (also when `from` is past the end).
 pub(crate) fn skip_plain(bytes: &[u8], from: usize) -> usize {
-    let mut i = from;
+    let mut i = from.min(bytes.len());
     while let Some(chunk) = bytes.get(i..i + 8) {
         let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
         let mask = stop_mask(word);
@@ -47,14 +47,18 @@ pub(crate) fn next_item_separator(bytes: &[u8], from: usize, at: usize) -> Optio
     let mut i = from;
     while let Some(&b) = bytes.get(i) {
         match b {
-            b'"' => loop {
-                i = skip_plain(bytes, i + 1);
-                match bytes.get(i)? {
-                    b'"' => break,
-                    b'\\' => i += 1,
-                    _ => {}
+            b'"' => {
+                i += 1;
+                loop {
+                    i = skip_plain(bytes, i);
+                    match bytes.get(i)? {
+                        b'"' => break,
+                        // The escaped byte, whatever it is, does not end the string.
+                        b'\\' => i += 2,
+                        _ => i += 1,
+                    }
                 }
-            },
+            }
             b'[' | b'{' => depth += 1,
             b']' | b'}' => depth = depth.checked_sub(1)?,
             b',' if depth == 0 && i >= at => return Some(i),
@@ -97,6 +101,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_start_past_the_end_finds_nothing() {
+        assert_eq!(skip_plain(b"ab", 2), 2);
+        assert_eq!(skip_plain(b"ab", 7), 2);
+    }
+
+    #[test]
+    fn item_separators_outside_strings_only() {
+        let doc = br#"[{"a":"x,\"]"},[1,2],"\\",3]"#;
+        let from = 1;
+        let found: Vec<usize> = (0..doc.len())
+            .filter_map(|at| next_item_separator(doc, from, at))
+            .collect();
+        let commas: Vec<usize> = vec![14, 20, 25];
+        assert!(found.iter().all(|c| commas.contains(c)), "{found:?}");
+        assert_eq!(next_item_separator(doc, from, 0), Some(14));
+        assert_eq!(next_item_separator(doc, from, 15), Some(20));
+        assert_eq!(next_item_separator(doc, from, 26), None);
+        // Found by the fuzzer: input that ends right after a backslash inside a string.
+        assert_eq!(next_item_separator(br#"["\"#, 1, 0), None);
+        assert_eq!(next_item_separator(br#"["\\"#, 1, 0), None);
+        assert_eq!(next_item_separator(b"[\"", 1, 0), None);
     }
 
     #[test]
