@@ -55,7 +55,7 @@ struct InputArgs {
     /// Refuse a document larger than this many bytes
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 30)]
     max_bytes: usize,
-    /// Write every non-ASCII character in messages as <U+XXXX>
+    /// Write every non-ASCII character of names and messages as <U+XXXX>
     #[arg(long)]
     ascii: bool,
 }
