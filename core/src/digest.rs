@@ -198,11 +198,17 @@ impl Listing {
             // A little past the middle: the second thread first scans up to the boundary.
             if let Some(second) = first.split_near(input.len() / 100 * 53) {
                 let (a, b) = std::thread::scope(|scope| {
-                    let other = scope.spawn(|| second.items().map(read_items));
+                    let other = std::thread::Builder::new()
+                        .spawn_scoped(scope, || second.items().map(read_items));
                     let mine = read_items(first);
-                    let theirs = other
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    let theirs = match other {
+                        Ok(handle) => handle
+                            .join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                        // No thread to be had: its part was dropped unread, which told this one
+                        // to read to the end.
+                        Err(_) => None,
+                    };
                     (mine, theirs)
                 });
                 return match (a, b) {

@@ -100,3 +100,19 @@ fn a_large_listing_cut_off_after_a_backslash_is_refused_not_a_panic() {
     assert_eq!(read, sequential(doc.as_bytes()));
     assert!(read.is_err());
 }
+
+#[test]
+fn a_second_part_dropped_unread_leaves_the_first_to_read_everything() {
+    // What happens when no second thread can be started.
+    let doc = big_listing(2_000);
+    let all: Vec<_> = array_items(doc.as_bytes(), Limits::default())
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut first = array_items(doc.as_bytes(), Limits::default()).unwrap();
+    let second = first.split_near(doc.len() / 2);
+    assert!(second.is_some());
+    drop(second);
+    let read: Vec<_> = first.collect::<Result<_, _>>().unwrap();
+    assert_eq!(read, all);
+}
