@@ -18,14 +18,6 @@ impl Digest {
         Digest(Sha256::digest(bytes).into())
     }
 
-    pub fn from_bytes(bytes: [u8; 32]) -> Self {
-        Digest(bytes)
-    }
-
-    pub fn as_bytes(&self) -> &[u8; 32] {
-        &self.0
-    }
-
     /// The 64 lowercase hex digits, without the `sha256:` prefix.
     pub fn hex(&self) -> String {
         String::from_utf8(self.hex_bytes().to_vec()).expect("hex digits are ASCII")
@@ -104,15 +96,9 @@ pub fn instructions_digest(instructions: Option<&str>) -> Option<Digest> {
     instructions.map(|s| Digest::of(s.as_bytes()))
 }
 
-/// The set hash of (name, digest) pairs: SHA-256 of the lines `name:hex`, sorted by name in
-/// UTF-16 order and then by hex, joined by `\n` with no newline after the last.
-pub fn set_hash<'n>(pairs: impl IntoIterator<Item = (&'n str, Digest)>) -> Digest {
-    let mut pairs: Vec<(&str, Digest)> = pairs.into_iter().collect();
-    pairs.sort_by(|a, b| cmp_utf16(a.0, b.0).then(a.1.cmp(&b.1)));
-    hash_lines(pairs)
-}
-
-/// The set hash of pairs already in set-hash order.
+/// The set hash of (name, digest) pairs already in set-hash order: SHA-256 of the lines
+/// `name:hex`, sorted by name in UTF-16 order and then by hex, joined by `\n` with no newline
+/// after the last.
 fn hash_lines<'n>(sorted: impl IntoIterator<Item = (&'n str, Digest)>) -> Digest {
     let mut h = Sha256::new();
     for (i, (name, digest)) in sorted.into_iter().enumerate() {
