@@ -230,7 +230,7 @@ pub(super) fn write_number(out: &mut Vec<u8>, literal: &str) -> Result<(), Undec
 
 /// Appends a string in RFC 8785 form: `"` and `\` escaped, controls as short or `\u00xx`
 /// escapes, everything else as UTF-8.
-pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
+pub fn write_string(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.push(b'"');
     let mut from = 0;

@@ -11,7 +11,9 @@ mod reader;
 mod scan;
 mod value;
 
-pub use canonical::{cmp_utf16, to_canonical, write_canonical, Undecidable, UndecidableLiteral};
+pub use canonical::{
+    cmp_utf16, to_canonical, write_canonical, write_string, Undecidable, UndecidableLiteral,
+};
 pub(crate) use canonical_builder::CanonicalBuilder;
 pub use error::{ReadError, Rule};
 pub use number::{to_f64, write_es, Undecidability};
