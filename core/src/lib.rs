@@ -8,7 +8,9 @@ pub mod digest;
 pub mod json;
 pub mod pointer;
 pub mod render;
+pub mod server;
 
 pub use digest::{Digest, Listing};
 pub use json::Value;
 pub use pointer::JsonPointer;
+pub use server::{ServerId, ServerKind};

@@ -1,7 +1,13 @@
 //! pinlog-log: the transparency log. RFC 9162 Merkle trees, C2SP signed notes, checkpoints,
 //! cosignatures and tlog-tiles, the pinlog entry format, the SQLite store, and publishing.
 
+pub mod checkpoint;
+pub mod cosignature;
+pub mod entry;
 pub mod hash;
 pub mod merkle;
+pub mod note;
+pub mod store;
+pub mod tiles;
 
 pub use hash::Hash;

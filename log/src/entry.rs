@@ -1,0 +1,556 @@
+//! The pinlog log entry: one look at a server whose surface is new or moved, as canonical JSON.
+//!
+//! The format is `docs/SPEC-log.md`; every rule below is named there. An entry is read back only
+//! if its bytes are exactly the canonical form of what they say, so one entry has one encoding.
+
+use std::fmt;
+
+use pinlog_core::json::{self, Limits, Value};
+use pinlog_core::{Digest, Listing, ServerId};
+
+use crate::tiles::MAX_ENTRY;
+
+/// The entry format version written in `v`.
+pub const VERSION: u64 = 1;
+
+/// A time written `YYYY-MM-DDTHH:MM:SSZ` (UTC, whole seconds): its text order is its time order.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(String);
+
+impl Timestamp {
+    pub fn parse(s: &str) -> Option<Timestamp> {
+        let b = s.as_bytes();
+        let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+            b[r].iter().try_fold(0u32, |acc, &c| {
+                c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+            })
+        };
+        let shape = b.len() == 20
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b[10] == b'T'
+            && b[13] == b':'
+            && b[16] == b':'
+            && b[19] == b'Z';
+        if !shape {
+            return None;
+        }
+        let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+        let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        let days = match month {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => return None,
+        };
+        let ok = year >= 1970 && day >= 1 && day <= days && hour < 24 && minute < 60 && second < 60;
+        ok.then(|| Timestamp(s.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The server's entry before this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Previous {
+    pub index: u64,
+    pub surface: Digest,
+}
+
+/// How the server was looked at. Names of environment variables only, never their values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// The crawler and its version, e.g. `pinlog/0.1.0`.
+    pub crawler: String,
+    /// The package version or image digest probed; `None` for a remote endpoint.
+    pub package_version: Option<String>,
+    pub protocol_asked: String,
+    pub protocol_negotiated: String,
+    /// `stdio`, `streamable-http` or `sse`.
+    pub transport: String,
+    /// Sandbox used, e.g. `bubblewrap`, or `none`.
+    pub sandbox: String,
+    pub env_supplied: Vec<String>,
+    pub env_placeholders: Vec<String>,
+}
+
+/// One log entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub observed_at: Timestamp,
+    pub server: ServerId,
+    /// The digest of the surface commitment: see [`surface_digest`].
+    pub surface: Digest,
+    pub tools: Digest,
+    pub prompts: Digest,
+    pub instructions: Option<Digest>,
+    pub previous: Option<Previous>,
+    /// Change labels, sorted and unique.
+    pub labels: Vec<String>,
+    pub probe: Probe,
+    /// The digest of the canonical surface document, served at `blobs/sha256/<hex>`.
+    pub blob: Digest,
+}
+
+/// Why an entry (or a surface blob) was refused: a stable rule name and what was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryError {
+    pub rule: &'static str,
+    pub detail: String,
+}
+
+impl EntryError {
+    fn new(rule: &'static str, detail: impl Into<String>) -> Self {
+        EntryError {
+            rule,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl fmt::Display for EntryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.rule, self.detail)
+    }
+}
+
+impl std::error::Error for EntryError {}
+
+const FIELDS: [&str; 11] = [
+    "blob",
+    "instructions",
+    "labels",
+    "observed_at",
+    "previous",
+    "probe",
+    "prompts",
+    "server",
+    "surface",
+    "tools",
+    "v",
+];
+const PROBE_FIELDS: [&str; 8] = [
+    "crawler",
+    "env_placeholders",
+    "env_supplied",
+    "package_version",
+    "protocol_asked",
+    "protocol_negotiated",
+    "sandbox",
+    "transport",
+];
+const TRANSPORTS: [&str; 3] = ["sse", "stdio", "streamable-http"];
+
+/// The surface digest: SHA-256 of the canonical `{"instructions":…,"prompts":…,"tools":…}` whose
+/// values are the instructions digest (or null) and the two set hashes, as `sha256:<hex>` strings.
+pub fn surface_digest(tools: &Digest, prompts: &Digest, instructions: Option<&Digest>) -> Digest {
+    let instructions = match instructions {
+        Some(d) => format!("\"{d}\""),
+        None => "null".to_string(),
+    };
+    let text = format!(
+        "{{\"instructions\":{instructions},\"prompts\":\"{prompts}\",\"tools\":\"{tools}\"}}"
+    );
+    Digest::of(text.as_bytes())
+}
+
+impl Entry {
+    /// The canonical bytes of the entry, as appended to the log.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, EntryError> {
+        self.check()?;
+        let mut o = Vec::with_capacity(1024);
+        let s = |o: &mut Vec<u8>, v: &str| json::write_string(o, v);
+        let list = |o: &mut Vec<u8>, items: &[String]| {
+            o.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    o.push(b',');
+                }
+                json::write_string(o, item);
+            }
+            o.push(b']');
+        };
+        // Members in RFC 8785 order; all names are ASCII, so byte order is UTF-16 order.
+        o.extend_from_slice(b"{\"blob\":");
+        s(&mut o, &self.blob.to_string());
+        o.extend_from_slice(b",\"instructions\":");
+        match &self.instructions {
+            Some(d) => s(&mut o, &d.to_string()),
+            None => o.extend_from_slice(b"null"),
+        }
+        o.extend_from_slice(b",\"labels\":");
+        list(&mut o, &self.labels);
+        o.extend_from_slice(b",\"observed_at\":");
+        s(&mut o, self.observed_at.as_str());
+        o.extend_from_slice(b",\"previous\":");
+        match &self.previous {
+            Some(p) => {
+                o.extend_from_slice(format!("{{\"index\":{},\"surface\":", p.index).as_bytes());
+                s(&mut o, &p.surface.to_string());
+                o.push(b'}');
+            }
+            None => o.extend_from_slice(b"null"),
+        }
+        let p = &self.probe;
+        o.extend_from_slice(b",\"probe\":{\"crawler\":");
+        s(&mut o, &p.crawler);
+        o.extend_from_slice(b",\"env_placeholders\":");
+        list(&mut o, &p.env_placeholders);
+        o.extend_from_slice(b",\"env_supplied\":");
+        list(&mut o, &p.env_supplied);
+        o.extend_from_slice(b",\"package_version\":");
+        match &p.package_version {
+            Some(v) => s(&mut o, v),
+            None => o.extend_from_slice(b"null"),
+        }
+        o.extend_from_slice(b",\"protocol_asked\":");
+        s(&mut o, &p.protocol_asked);
+        o.extend_from_slice(b",\"protocol_negotiated\":");
+        s(&mut o, &p.protocol_negotiated);
+        o.extend_from_slice(b",\"sandbox\":");
+        s(&mut o, &p.sandbox);
+        o.extend_from_slice(b",\"transport\":");
+        s(&mut o, &p.transport);
+        o.extend_from_slice(b"},\"prompts\":");
+        s(&mut o, &self.prompts.to_string());
+        o.extend_from_slice(b",\"server\":");
+        s(&mut o, self.server.as_str());
+        o.extend_from_slice(b",\"surface\":");
+        s(&mut o, &self.surface.to_string());
+        o.extend_from_slice(b",\"tools\":");
+        s(&mut o, &self.tools.to_string());
+        o.extend_from_slice(format!(",\"v\":{VERSION}}}").as_bytes());
+        if o.len() > MAX_ENTRY {
+            return Err(EntryError::new(
+                "entry-too-large",
+                format!("{} bytes; an entry is at most {MAX_ENTRY}", o.len()),
+            ));
+        }
+        Ok(o)
+    }
+
+    /// Reads an entry, holding it to every rule that needs no other entry.
+    pub fn read(bytes: &[u8]) -> Result<Entry, EntryError> {
+        if bytes.len() > MAX_ENTRY {
+            return Err(EntryError::new(
+                "entry-too-large",
+                format!("{} bytes; an entry is at most {MAX_ENTRY}", bytes.len()),
+            ));
+        }
+        let value = json::parse(bytes, Limits::default())
+            .map_err(|e| EntryError::new("entry-json", e.to_string()))?;
+        let canonical =
+            json::to_canonical(&value).map_err(|e| EntryError::new("entry-json", e.to_string()))?;
+        if canonical != bytes {
+            let at = canonical
+                .iter()
+                .zip(bytes)
+                .position(|(a, b)| a != b)
+                .unwrap_or(canonical.len().min(bytes.len()));
+            return Err(EntryError::new(
+                "entry-not-canonical",
+                format!("the bytes differ from their RFC 8785 form at byte {at}"),
+            ));
+        }
+        let entry = from_value(&value)?;
+        entry.check()?;
+        Ok(entry)
+    }
+
+    /// The rules on values that the types do not already hold.
+    fn check(&self) -> Result<(), EntryError> {
+        let want = surface_digest(&self.tools, &self.prompts, self.instructions.as_ref());
+        if self.surface != want {
+            return Err(EntryError::new(
+                "entry-surface",
+                format!("surface is {} but its parts give {want}", self.surface),
+            ));
+        }
+        if let Some(p) = &self.previous {
+            if p.surface == self.surface {
+                return Err(EntryError::new(
+                    "entry-unchanged",
+                    "the surface is the same as the previous entry's: nothing moved",
+                ));
+            }
+        }
+        sorted_tokens("labels", &self.labels, is_label)?;
+        let p = &self.probe;
+        sorted_tokens("probe.env_supplied", &p.env_supplied, is_env_name)?;
+        sorted_tokens("probe.env_placeholders", &p.env_placeholders, is_env_name)?;
+        if let Some(both) = p
+            .env_supplied
+            .iter()
+            .find(|n| p.env_placeholders.contains(n))
+        {
+            return Err(EntryError::new(
+                "entry-field",
+                format!("probe: {both} is both supplied and a placeholder"),
+            ));
+        }
+        text_field("probe.crawler", &p.crawler)?;
+        text_field("probe.sandbox", &p.sandbox)?;
+        if let Some(v) = &p.package_version {
+            text_field("probe.package_version", v)?;
+        }
+        for (name, v) in [
+            ("probe.protocol_asked", &p.protocol_asked),
+            ("probe.protocol_negotiated", &p.protocol_negotiated),
+        ] {
+            text_field(name, v)?;
+        }
+        if !TRANSPORTS.contains(&p.transport.as_str()) {
+            return Err(EntryError::new(
+                "entry-field",
+                format!("probe.transport is not one of {}", TRANSPORTS.join(", ")),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn is_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+fn is_env_name(s: &str) -> bool {
+    let mut b = s.bytes();
+    s.len() <= 128
+        && b.next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+/// Printable ASCII without spaces, 1 to 128 bytes: safe to show anywhere as it is.
+fn text_field(name: &str, v: &str) -> Result<(), EntryError> {
+    if v.is_empty() || v.len() > 128 || !v.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(EntryError::new(
+            "entry-field",
+            format!("{name} must be 1 to 128 printable ASCII characters without spaces"),
+        ));
+    }
+    Ok(())
+}
+
+fn sorted_tokens(name: &str, items: &[String], ok: fn(&str) -> bool) -> Result<(), EntryError> {
+    if items.len() > 256 {
+        return Err(EntryError::new(
+            "entry-field",
+            format!("{name} holds over 256 items"),
+        ));
+    }
+    if let Some(bad) = items.iter().find(|s| !ok(s)) {
+        return Err(EntryError::new(
+            "entry-field",
+            format!(
+                "{name} holds an item of the wrong shape: {}",
+                pinlog_core::render::quoted(bad, 64)
+            ),
+        ));
+    }
+    if items.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(EntryError::new(
+            "entry-field",
+            format!("{name} must be sorted with no repeats"),
+        ));
+    }
+    Ok(())
+}
+
+fn field_err(name: &str, want: &str) -> EntryError {
+    EntryError::new("entry-field", format!("{name} must be {want}"))
+}
+
+fn members<'v>(
+    v: &'v Value<'_>,
+    name: &str,
+    known: &[&str],
+) -> Result<&'v json::Object<'v>, EntryError> {
+    let o = v.as_object().ok_or_else(|| field_err(name, "an object"))?;
+    for (k, _) in o.iter() {
+        if !known.contains(&k) {
+            return Err(EntryError::new(
+                "entry-field",
+                format!(
+                    "unknown member {} in {name}",
+                    pinlog_core::render::quoted(k, 64)
+                ),
+            ));
+        }
+    }
+    for k in known {
+        if o.get(k).is_none() {
+            return Err(EntryError::new(
+                "entry-field",
+                format!("{name} has no member \"{k}\""),
+            ));
+        }
+    }
+    Ok(o)
+}
+
+fn get_str<'v>(o: &'v json::Object<'_>, name: &str) -> Result<&'v str, EntryError> {
+    o.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| field_err(name, "a string"))
+}
+
+fn get_digest(o: &json::Object<'_>, name: &str) -> Result<Digest, EntryError> {
+    get_str(o, name)?
+        .parse()
+        .map_err(|_| field_err(name, "a digest sha256:<64 lowercase hex>"))
+}
+
+fn get_opt<'v>(o: &'v json::Object<'_>, name: &str) -> Option<&'v Value<'v>> {
+    match o.get(name) {
+        Some(Value::Null) | None => None,
+        Some(v) => Some(v),
+    }
+}
+
+fn get_strings(o: &json::Object<'_>, name: &str) -> Result<Vec<String>, EntryError> {
+    o.get(name)
+        .and_then(Value::as_array)
+        .ok_or_else(|| field_err(name, "an array of strings"))?
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| field_err(name, "an array of strings"))
+        })
+        .collect()
+}
+
+fn from_value(v: &Value<'_>) -> Result<Entry, EntryError> {
+    let o = members(v, "the entry", &FIELDS)?;
+    match o.get("v") {
+        Some(Value::Number(n)) if n.literal() == "1" => {}
+        _ => {
+            return Err(EntryError::new(
+                "entry-version",
+                "v must be 1; this reader knows no other entry version",
+            ))
+        }
+    }
+    let previous = match get_opt(o, "previous") {
+        None => None,
+        Some(p) => {
+            let po = members(p, "previous", &["index", "surface"])?;
+            let index = match po.get("index") {
+                Some(Value::Number(n)) => n.literal().parse::<u64>().ok(),
+                _ => None,
+            }
+            .ok_or_else(|| field_err("previous.index", "a whole number"))?;
+            Some(Previous {
+                index,
+                surface: get_digest(po, "surface")?,
+            })
+        }
+    };
+    let po = members(o.get("probe").expect("checked"), "probe", &PROBE_FIELDS)?;
+    let probe = Probe {
+        crawler: get_str(po, "crawler")?.to_string(),
+        package_version: match get_opt(po, "package_version") {
+            None => None,
+            Some(v) => Some(
+                v.as_str()
+                    .ok_or_else(|| field_err("probe.package_version", "a string or null"))?
+                    .to_string(),
+            ),
+        },
+        protocol_asked: get_str(po, "protocol_asked")?.to_string(),
+        protocol_negotiated: get_str(po, "protocol_negotiated")?.to_string(),
+        transport: get_str(po, "transport")?.to_string(),
+        sandbox: get_str(po, "sandbox")?.to_string(),
+        env_supplied: get_strings(po, "env_supplied")?,
+        env_placeholders: get_strings(po, "env_placeholders")?,
+    };
+    let instructions = match get_opt(o, "instructions") {
+        None => None,
+        Some(_) => Some(get_digest(o, "instructions")?),
+    };
+    Ok(Entry {
+        observed_at: Timestamp::parse(get_str(o, "observed_at")?)
+            .ok_or_else(|| field_err("observed_at", "a UTC time YYYY-MM-DDTHH:MM:SSZ"))?,
+        server: get_str(o, "server")?.parse().map_err(
+            |e: pinlog_core::server::ServerIdError| {
+                EntryError::new("entry-field", format!("server: {}", e.0))
+            },
+        )?,
+        surface: get_digest(o, "surface")?,
+        tools: get_digest(o, "tools")?,
+        prompts: get_digest(o, "prompts")?,
+        instructions,
+        previous,
+        labels: get_strings(o, "labels")?,
+        probe,
+        blob: get_digest(o, "blob")?,
+    })
+}
+
+/// A surface document as stored in a blob: the canonical JSON object
+/// `{"instructions": string|null, "prompts": [...], "tools": [...]}`, each tool and prompt as
+/// served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SurfaceSummary {
+    pub tools: Digest,
+    pub prompts: Digest,
+    pub instructions: Option<Digest>,
+}
+
+impl SurfaceSummary {
+    /// Reads a surface blob, holding it to canonical bytes, and digests its parts.
+    pub fn read(bytes: &[u8]) -> Result<SurfaceSummary, EntryError> {
+        let value = json::parse(bytes, Limits::default())
+            .map_err(|e| EntryError::new("blob-json", e.to_string()))?;
+        let canonical = json::to_canonical(&value)
+            .map_err(|e| EntryError::new("blob-undecidable", e.to_string()))?;
+        if canonical != bytes {
+            return Err(EntryError::new(
+                "blob-not-canonical",
+                "the bytes differ from their RFC 8785 form",
+            ));
+        }
+        let o = members(&value, "the surface", &["instructions", "prompts", "tools"])
+            .map_err(|e| EntryError::new("blob-field", e.detail))?;
+        let set = |name: &str| -> Result<Digest, EntryError> {
+            let items = o
+                .get(name)
+                .and_then(Value::as_array)
+                .ok_or_else(|| EntryError::new("blob-field", format!("{name} must be an array")))?;
+            let listing = Listing::from_items(items.iter().cloned().map(Ok::<_, json::ReadError>))
+                .map_err(|e| EntryError::new("blob-field", format!("{name}: {e}")))?;
+            listing.set_hash().ok_or_else(|| {
+                EntryError::new("blob-undecidable", format!("{name}: an item has no digest"))
+            })
+        };
+        let instructions = match o.get("instructions") {
+            Some(Value::Null) => None,
+            Some(Value::String(s)) => pinlog_core::digest::instructions_digest(Some(s)),
+            _ => {
+                return Err(EntryError::new(
+                    "blob-field",
+                    "instructions must be a string or null",
+                ))
+            }
+        };
+        Ok(SurfaceSummary {
+            tools: set("tools")?,
+            prompts: set("prompts")?,
+            instructions,
+        })
+    }
+}

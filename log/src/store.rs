@@ -1,0 +1,509 @@
+//! The operator's store: one SQLite database (WAL) holding the log's entries and blobs, the
+//! checkpoints it signed, and each server's liveness.
+//!
+//! Every append is one `BEGIN IMMEDIATE` transaction that reads the tail, checks the new entry
+//! against it and writes it, so two appenders in two processes are put in order by SQLite and
+//! neither's entry is lost or misnumbered.
+
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+
+use pinlog_core::{Digest, ServerId};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+
+use crate::entry::{Entry, EntryError, SurfaceSummary, Timestamp};
+use crate::hash::Hash;
+
+/// The schema this code writes; a store with another is refused.
+const SCHEMA: i64 = 1;
+
+/// How long an append waits for another writer before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why the store refused or failed.
+#[derive(Debug)]
+pub enum StoreError {
+    /// SQLite failed, or the file is not a pinlog store.
+    Sql(rusqlite::Error),
+    /// The store exists and is not one this version reads.
+    Schema(String),
+    /// The entry was refused; nothing was written.
+    Entry(EntryError),
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Sql(e) => write!(f, "store: {e}"),
+            StoreError::Schema(why) => write!(f, "store-schema: {why}"),
+            StoreError::Entry(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Sql(e)
+    }
+}
+
+impl From<EntryError> for StoreError {
+    fn from(e: EntryError) -> Self {
+        StoreError::Entry(e)
+    }
+}
+
+fn refuse(rule: &'static str, detail: impl Into<String>) -> StoreError {
+    StoreError::Entry(EntryError {
+        rule,
+        detail: detail.into(),
+    })
+}
+
+/// A checkpoint the log signed, as recorded when it was signed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedCheckpoint {
+    pub size: u64,
+    pub root: Hash,
+    /// The whole signed note.
+    pub note: String,
+}
+
+/// One server's liveness.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Liveness {
+    pub first_seen: Option<String>,
+    pub last_probe: Option<String>,
+    pub last_ok: Option<String>,
+    pub last_error: Option<String>,
+    pub last_change: Option<String>,
+    /// The last good look before the last change: with `last_change`, it bounds when the change
+    /// happened.
+    pub look_before_change: Option<String>,
+    pub last_index: Option<u64>,
+}
+
+/// One entry as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEntry {
+    pub index: u64,
+    pub leaf: Hash,
+    pub body: Vec<u8>,
+}
+
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Creates the store for a log named `origin`, or opens it if it exists for that origin.
+    pub fn create(path: &Path, origin: &str) -> Result<Store, StoreError> {
+        let store = Store::connect(path)?;
+        let tx = store.conn.unchecked_transaction()?;
+        tx.execute_batch(
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS entries (
+                 idx INTEGER PRIMARY KEY,
+                 server TEXT NOT NULL,
+                 surface TEXT NOT NULL,
+                 observed_at TEXT NOT NULL,
+                 blob TEXT NOT NULL,
+                 leaf BLOB NOT NULL,
+                 body BLOB NOT NULL);
+             CREATE INDEX IF NOT EXISTS entries_by_server ON entries (server, idx);
+             CREATE TABLE IF NOT EXISTS blobs (digest TEXT PRIMARY KEY, body BLOB NOT NULL);
+             CREATE TABLE IF NOT EXISTS checkpoints (
+                 size INTEGER PRIMARY KEY,
+                 root BLOB NOT NULL,
+                 note TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS servers (
+                 server TEXT PRIMARY KEY,
+                 first_seen TEXT,
+                 last_probe TEXT,
+                 last_ok TEXT,
+                 last_error TEXT,
+                 last_change TEXT,
+                 look_before_change TEXT,
+                 last_index INTEGER);",
+        )?;
+        tx.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1), ('origin', ?2)",
+            params![SCHEMA.to_string(), origin],
+        )?;
+        tx.commit()?;
+        store.check(Some(origin))?;
+        Ok(store)
+    }
+
+    /// Opens an existing store.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::Schema(format!(
+                "no store at {}; create one with `pinlog log init`",
+                path.display()
+            )));
+        }
+        let store = Store::connect(path)?;
+        store.check(None)?;
+        Ok(store)
+    }
+
+    fn connect(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        Ok(Store { conn })
+    }
+
+    fn check(&self, origin: Option<&str>) -> Result<(), StoreError> {
+        let meta = |key: &str| -> Result<Option<String>, StoreError> {
+            let v = self
+                .conn
+                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+                .optional();
+            match v {
+                Ok(v) => Ok(v),
+                Err(rusqlite::Error::SqliteFailure(_, Some(msg)))
+                    if msg.contains("no such table") =>
+                {
+                    Err(StoreError::Schema(
+                        "this database is not a pinlog store".into(),
+                    ))
+                }
+                Err(e) => Err(e.into()),
+            }
+        };
+        let schema = meta("schema")?;
+        if schema.as_deref() != Some(&SCHEMA.to_string()) {
+            return Err(StoreError::Schema(format!(
+                "the store's schema is {}, this pinlog reads {SCHEMA}",
+                schema.as_deref().unwrap_or("missing")
+            )));
+        }
+        if let Some(want) = origin {
+            let have = meta("origin")?.unwrap_or_default();
+            if have != want {
+                return Err(StoreError::Schema(format!(
+                    "the store holds the log {have:?}, not {want:?}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The log's origin line.
+    pub fn origin(&self) -> Result<String, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'origin'", [], |r| {
+                r.get(0)
+            })?)
+    }
+
+    /// Number of entries.
+    pub fn size(&self) -> Result<u64, StoreError> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM entries", [], |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
+    /// Appends one entry (and its surface blob, if not stored already) and returns its index.
+    ///
+    /// The entry must be canonical and follow every rule in docs/SPEC-log.md that concerns the
+    /// log's tail: its `previous` names this server's last entry (or is null for a new server),
+    /// its time is not before the last entry's, and its blob is given or already stored and agrees
+    /// with the entry.
+    pub fn append(&mut self, body: &[u8], blob: Option<&[u8]>) -> Result<u64, StoreError> {
+        let entry = Entry::read(body)?;
+        if let Some(b) = blob {
+            let digest = Digest::of(b);
+            if digest != entry.blob {
+                return Err(refuse(
+                    "blob-digest",
+                    format!(
+                        "the blob given hashes to {digest}, the entry names {}",
+                        entry.blob
+                    ),
+                ));
+            }
+            check_blob_matches(&entry, &SurfaceSummary::read(b)?)?;
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let index: i64 = tx.query_row("SELECT COUNT(*) FROM entries", [], |r| r.get(0))?;
+        let last_time: Option<String> = tx
+            .query_row(
+                "SELECT observed_at FROM entries ORDER BY idx DESC LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(t) = last_time {
+            if entry.observed_at.as_str() < t.as_str() {
+                return Err(refuse(
+                    "entry-time",
+                    format!(
+                        "observed_at {} is before the last entry's {t}",
+                        entry.observed_at
+                    ),
+                ));
+            }
+        }
+        let last: Option<(i64, String)> = tx
+            .query_row(
+                "SELECT idx, surface FROM entries WHERE server = ?1 ORDER BY idx DESC LIMIT 1",
+                [entry.server.as_str()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        check_previous(&entry, last.map(|(i, s)| (i as u64, s)))?;
+        let stored: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM blobs WHERE digest = ?1)",
+            [entry.blob.to_string()],
+            |r| r.get(0),
+        )?;
+        match (blob, stored) {
+            (Some(b), false) => {
+                tx.execute(
+                    "INSERT INTO blobs (digest, body) VALUES (?1, ?2)",
+                    params![entry.blob.to_string(), b],
+                )?;
+            }
+            (None, false) => {
+                return Err(refuse(
+                    "blob-missing",
+                    format!(
+                        "the store has no blob {}; give the surface with --blob",
+                        entry.blob
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        let leaf = Hash::leaf(body);
+        tx.execute(
+            "INSERT INTO entries (idx, server, surface, observed_at, blob, leaf, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                index,
+                entry.server.as_str(),
+                entry.surface.to_string(),
+                entry.observed_at.as_str(),
+                entry.blob.to_string(),
+                &leaf.0[..],
+                body
+            ],
+        )?;
+        let at = entry.observed_at.as_str();
+        tx.execute(
+            "INSERT INTO servers (server, first_seen, last_probe, last_ok, last_change,
+                                  look_before_change, last_index)
+             VALUES (?1, ?2, ?2, ?2, ?2, NULL, ?3)
+             ON CONFLICT (server) DO UPDATE SET
+                 look_before_change = servers.last_ok,
+                 last_change = excluded.last_change,
+                 last_index = excluded.last_index,
+                 last_probe = max(coalesce(servers.last_probe, ''), excluded.last_probe),
+                 last_ok = max(coalesce(servers.last_ok, ''), excluded.last_ok)",
+            params![entry.server.as_str(), at, index],
+        )?;
+        tx.commit()?;
+        Ok(index as u64)
+    }
+
+    /// Records a look at a server that found no change (`Ok`) or failed (`Err(reason)`).
+    pub fn record_probe(
+        &mut self,
+        server: &ServerId,
+        at: &Timestamp,
+        outcome: Result<(), &str>,
+    ) -> Result<(), StoreError> {
+        let (ok, error) = match outcome {
+            Ok(()) => (Some(at.as_str()), None),
+            Err(reason) => (None, Some(reason)),
+        };
+        self.conn.execute(
+            "INSERT INTO servers (server, first_seen, last_probe, last_ok, last_error)
+             VALUES (?1, ?2, ?2, ?3, ?4)
+             ON CONFLICT (server) DO UPDATE SET
+                 last_probe = max(coalesce(servers.last_probe, ''), excluded.last_probe),
+                 last_ok = coalesce(excluded.last_ok, servers.last_ok),
+                 last_error = coalesce(excluded.last_error, servers.last_error)",
+            params![server.as_str(), at.as_str(), ok, error],
+        )?;
+        Ok(())
+    }
+
+    pub fn liveness(&self, server: &ServerId) -> Result<Option<Liveness>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT first_seen, last_probe, last_ok, last_error, last_change,
+                        look_before_change, last_index
+                 FROM servers WHERE server = ?1",
+                [server.as_str()],
+                |r| {
+                    Ok(Liveness {
+                        first_seen: r.get(0)?,
+                        last_probe: r.get(1)?,
+                        last_ok: r.get(2)?,
+                        last_error: r.get(3)?,
+                        last_change: r.get(4)?,
+                        look_before_change: r.get(5)?,
+                        last_index: r.get::<_, Option<i64>>(6)?.map(|i| i as u64),
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// The entries from `from` on, in index order, one at a time; with `bodies` false the
+    /// bodies are left empty (the leaf hashes are enough to rebuild the tree).
+    pub fn for_each_entry(
+        &self,
+        from: u64,
+        bodies: bool,
+        mut f: impl FnMut(StoredEntry) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let sql = if bodies {
+            "SELECT idx, leaf, body FROM entries WHERE idx >= ?1 ORDER BY idx"
+        } else {
+            "SELECT idx, leaf, x'' FROM entries WHERE idx >= ?1 ORDER BY idx"
+        };
+        let mut stmt = self.conn.prepare(sql)?;
+        let mut rows = stmt.query([from as i64])?;
+        let mut expect = from;
+        while let Some(row) = rows.next()? {
+            let index = row.get::<_, i64>(0)? as u64;
+            let leaf: Vec<u8> = row.get(1)?;
+            let leaf = Hash::from_slice(&leaf)
+                .ok_or_else(|| StoreError::Schema(format!("entry {index} has a bad leaf hash")))?;
+            if index != expect {
+                return Err(StoreError::Schema(format!(
+                    "entry {expect} is missing from the store"
+                )));
+            }
+            expect += 1;
+            f(StoredEntry {
+                index,
+                leaf,
+                body: row.get(2)?,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The blobs named by entries from `from` on: (digest, bytes).
+    pub fn for_each_blob(
+        &self,
+        from: u64,
+        mut f: impl FnMut(&str, &[u8]) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT b.digest, b.body FROM blobs b
+             WHERE b.digest IN (SELECT blob FROM entries WHERE idx >= ?1)",
+        )?;
+        let mut rows = stmt.query([from as i64])?;
+        while let Some(row) = rows.next()? {
+            let digest: String = row.get(0)?;
+            let body: Vec<u8> = row.get(1)?;
+            f(&digest, &body)?;
+        }
+        Ok(())
+    }
+
+    /// The last checkpoint this store signed.
+    pub fn last_checkpoint(&self) -> Result<Option<SignedCheckpoint>, StoreError> {
+        let row: Option<(i64, Vec<u8>, String)> = self
+            .conn
+            .query_row(
+                "SELECT size, root, note FROM checkpoints ORDER BY size DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        row.map(|(size, root, note)| {
+            Ok(SignedCheckpoint {
+                size: size as u64,
+                root: Hash::from_slice(&root).ok_or_else(|| {
+                    StoreError::Schema(format!("the checkpoint at size {size} has a bad root"))
+                })?,
+                note,
+            })
+        })
+        .transpose()
+    }
+
+    /// Records a checkpoint as signed. A second, different checkpoint at a size already signed
+    /// is refused by the table's key.
+    pub fn record_checkpoint(&mut self, c: &SignedCheckpoint) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT INTO checkpoints (size, root, note) VALUES (?1, ?2, ?3)",
+            params![c.size as i64, &c.root.0[..], c.note],
+        )?;
+        Ok(())
+    }
+}
+
+/// The entry's `previous` must name exactly this server's last entry.
+fn check_previous(entry: &Entry, last: Option<(u64, String)>) -> Result<(), StoreError> {
+    match (&entry.previous, last) {
+        (None, None) => Ok(()),
+        (Some(p), None) => Err(refuse(
+            "entry-previous",
+            format!(
+                "previous names entry {} but {} has no entry yet; use null",
+                p.index, entry.server
+            ),
+        )),
+        (None, Some((i, _))) => Err(refuse(
+            "entry-previous",
+            format!(
+                "previous is null but {} already has entry {i}",
+                entry.server
+            ),
+        )),
+        (Some(p), Some((i, s))) => {
+            if p.index != i || p.surface.to_string() != s {
+                Err(refuse(
+                    "entry-previous",
+                    format!(
+                        "previous is entry {} with {}, but {}'s last entry is {i} with {s}",
+                        p.index, p.surface, entry.server
+                    ),
+                ))
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The blob must hold the surface the entry's digests describe.
+pub fn check_blob_matches(entry: &Entry, blob: &SurfaceSummary) -> Result<(), EntryError> {
+    let parts = [
+        ("tools", Some(entry.tools), Some(blob.tools)),
+        ("prompts", Some(entry.prompts), Some(blob.prompts)),
+        ("instructions", entry.instructions, blob.instructions),
+    ];
+    for (name, e, b) in parts {
+        if e != b {
+            let show = |d: Option<Digest>| d.map_or("null".to_string(), |d| d.to_string());
+            return Err(EntryError {
+                rule: "blob-mismatch",
+                detail: format!(
+                    "the entry's {name} is {} but the blob's give {}",
+                    show(e),
+                    show(b)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
