@@ -10,6 +10,8 @@ use pinlog_core::json::{ReadError, Undecidable};
 pub enum Exit {
     /// Everything held.
     Ok = 0,
+    /// A departure or an inconsistency was proven.
+    Bad = 1,
     /// Something could not be compared: a number no double stands for unambiguously.
     Undecidable = 3,
     /// An input could not be read (or an output could not be written).

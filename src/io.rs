@@ -1,8 +1,8 @@
 //! Reading inputs and writing outputs for the commands.
 
 use std::fs::File;
-use std::io::{self, IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, IsTerminal, Read};
+use std::path::Path;
 
 use pinlog_core::render;
 
@@ -64,16 +64,8 @@ fn read_bounded(r: impl Read, limit: u64, buf: &mut Vec<u8>) -> Result<(), Strin
 
 /// Writes `bytes` to `path` whole or not at all: a temporary file beside it, then a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let fail = |e: io::Error| Failure::unreadable(format!("cannot write {}: {e}", path.display()));
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(fail)?;
-    tmp.write_all(bytes).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
+    pinlog_log::files::write_atomic(path, bytes)
+        .map_err(|e| Failure::unreadable(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Whether standard output is a terminal, where bytes from outside must be rendered safe.

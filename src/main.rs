@@ -21,9 +21,9 @@ use crate::io::Render;
     max_term_width = 100
 )]
 #[command(
-    after_help = "Exit codes: 0 ok, 1 a departure was proven, 2 the command line is wrong, \
-3 something could not be compared (an undecidable number), 4 an input could not be read. \
-See docs/CLI.md."
+    after_help = "Exit codes: 0 ok, 1 a departure or an inconsistency was proven, 2 the command \
+line is wrong, 3 something could not be compared (an undecidable number), 4 an input could not \
+be read. See docs/CLI.md."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -45,6 +45,85 @@ enum Command {
     /// array of tool (or prompt) objects, as tools/list returns them: one line
     /// `<name>\tsha256:<hex>` per object in set-hash order, then `set\t<hex>`.
     Digest(DigestArgs),
+    /// Operate a transparency log: create it, append entries, publish and prove them
+    #[command(subcommand)]
+    Log(LogCommand),
+    /// Verify a downloaded log directory (or one inclusion receipt) offline
+    ///
+    /// Checks the checkpoint's signature against the key you pin (never one shipped beside the
+    /// data), the witness quorum, every entry, tile and the root, and pinlog's entry rules.
+    /// Prints `log OK: <origin>, <size> entries, root <base64>`, or `log BAD: <where>: <rule>:
+    /// <detail>` and exits 1. See docs/VERIFYING.md.
+    VerifyLog(pinlog_verifier::cli::VerifyLogArgs),
+}
+
+#[derive(Subcommand)]
+enum LogCommand {
+    /// Create the log store and its signing key (if absent), and print the public key
+    ///
+    /// The key file is created with mode 0600 and never when the CI environment variable is set.
+    Init(InitArgs),
+    /// Append one entry (canonical JSON, docs/SPEC-log.md) and its surface blob
+    Append(AppendArgs),
+    /// Write the log as C2SP tlog-tiles to a directory and sign a checkpoint for it
+    ///
+    /// Tiles, bundles and blobs are written first and the checkpoint last, each whole or not at
+    /// all. Refuses (exit 1) to sign a tree that does not extend the last checkpoint signed.
+    Publish(PublishArgs),
+    /// Print the c2sp.org/tlog-proof@v1 inclusion receipt of one entry of a published log
+    Prove(ProveArgs),
+}
+
+#[derive(Args)]
+struct InitArgs {
+    /// The SQLite store to create (or open)
+    #[arg(long, value_name = "FILE", default_value = "data/log.db")]
+    db: PathBuf,
+    /// The log's name, as checkpoints carry it: a URL without scheme, e.g. example.com/pinlog
+    #[arg(long)]
+    origin: String,
+    /// The signing key file: read if present, else created
+    #[arg(long, value_name = "KEYFILE")]
+    key: PathBuf,
+}
+
+#[derive(Args)]
+struct AppendArgs {
+    /// The SQLite store
+    #[arg(long, value_name = "FILE", default_value = "data/log.db")]
+    db: PathBuf,
+    /// The entry: canonical JSON, at most 65535 bytes
+    #[arg(value_name = "ENTRY.json")]
+    entry: PathBuf,
+    /// The surface the entry's `blob` names, if the store does not hold it yet
+    #[arg(long, value_name = "SURFACE.json")]
+    blob: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct PublishArgs {
+    /// The SQLite store
+    #[arg(long, value_name = "FILE", default_value = "data/log.db")]
+    db: PathBuf,
+    /// The signing key file
+    #[arg(long, value_name = "KEYFILE")]
+    key: PathBuf,
+    /// The directory to publish to
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct ProveArgs {
+    /// The published log directory
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// The entry's index
+    #[arg(long, value_name = "N")]
+    index: u64,
+    /// Write the receipt to this file instead of standard output
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -102,6 +181,16 @@ fn main() -> ExitCode {
             let render = args.input.render();
             (render, cmd::digest::run(args, render))
         }
+        Command::Log(command) => {
+            let outcome = match command {
+                LogCommand::Init(args) => cmd::log::init(args),
+                LogCommand::Append(args) => cmd::log::append(args),
+                LogCommand::Publish(args) => cmd::log::publish(args),
+                LogCommand::Prove(args) => cmd::log::prove(args),
+            };
+            (Render { ascii: false }, outcome)
+        }
+        Command::VerifyLog(args) => return ExitCode::from(pinlog_verifier::cli::run(args)),
     };
     match outcome {
         Ok(exit) => exit.into(),

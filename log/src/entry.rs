@@ -267,6 +267,51 @@ impl Entry {
         Ok(entry)
     }
 
+    /// `previous` must name exactly this server's last entry, `last` (index and surface), or be
+    /// null when the server has none.
+    pub fn check_previous(&self, last: Option<(u64, Digest)>) -> Result<(), EntryError> {
+        let server = &self.server;
+        let why = match (&self.previous, last) {
+            (None, None) => return Ok(()),
+            (Some(p), Some((i, s))) if p.index == i && p.surface == s => return Ok(()),
+            (Some(p), None) => format!(
+                "previous names entry {} but {server} has no earlier entry; it must be null",
+                p.index
+            ),
+            (None, Some((i, _))) => {
+                format!("previous is null but {server} already has entry {i}")
+            }
+            (Some(p), Some((i, s))) => format!(
+                "previous is entry {} with {}, but {server}'s last entry is {i} with {s}",
+                p.index, p.surface
+            ),
+        };
+        Err(EntryError::new("entry-previous", why))
+    }
+
+    /// The blob must hold the surface the entry's digests describe.
+    pub fn check_blob(&self, blob: &SurfaceSummary) -> Result<(), EntryError> {
+        let parts = [
+            ("tools", Some(self.tools), Some(blob.tools)),
+            ("prompts", Some(self.prompts), Some(blob.prompts)),
+            ("instructions", self.instructions, blob.instructions),
+        ];
+        for (name, e, b) in parts {
+            if e != b {
+                let show = |d: Option<Digest>| d.map_or("null".to_string(), |d| d.to_string());
+                return Err(EntryError::new(
+                    "blob-mismatch",
+                    format!(
+                        "the entry's {name} is {} but the blob gives {}",
+                        show(e),
+                        show(b)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The rules on values that the types do not already hold.
     fn check(&self) -> Result<(), EntryError> {
         let want = surface_digest(&self.tools, &self.prompts, self.instructions.as_ref());

@@ -4,10 +4,15 @@
 pub mod checkpoint;
 pub mod cosignature;
 pub mod entry;
+pub mod files;
 pub mod hash;
+pub mod keyfile;
 pub mod merkle;
 pub mod note;
+pub mod proof;
+pub mod publish;
 pub mod store;
+pub mod tile_reader;
 pub mod tiles;
 
 pub use hash::Hash;

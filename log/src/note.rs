@@ -190,7 +190,13 @@ impl SignerKey {
         Ok(Self::from_seed(name, seed))
     }
 
-    fn from_seed(name: &str, seed: [u8; 32]) -> SignerKey {
+    /// The key whose Ed25519 seed is `seed` (RFC 8032 private key bytes).
+    ///
+    /// # Panics
+    /// If `name` is not a valid key name; names from outside go through [`SignerKey::parse`] or
+    /// [`SignerKey::generate`].
+    pub fn from_seed(name: &str, seed: [u8; 32]) -> SignerKey {
+        assert!(check_name(name).is_ok(), "invalid key name {name:?}");
         let key = SigningKey::from_bytes(&seed);
         let id = key_id(name, ALG_ED25519, key.verifying_key().as_bytes());
         SignerKey {

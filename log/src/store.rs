@@ -206,10 +206,7 @@ impl Store {
 
     /// Number of entries.
     pub fn size(&self) -> Result<u64, StoreError> {
-        let n: i64 = self
-            .conn
-            .query_row("SELECT COUNT(*) FROM entries", [], |r| r.get(0))?;
-        Ok(n as u64)
+        next_index(&self.conn)
     }
 
     /// Appends one entry (and its surface blob, if not stored already) and returns its index.
@@ -219,102 +216,26 @@ impl Store {
     /// its time is not before the last entry's, and its blob is given or already stored and agrees
     /// with the entry.
     pub fn append(&mut self, body: &[u8], blob: Option<&[u8]>) -> Result<u64, StoreError> {
-        let entry = Entry::read(body)?;
-        if let Some(b) = blob {
-            let digest = Digest::of(b);
-            if digest != entry.blob {
-                return Err(refuse(
-                    "blob-digest",
-                    format!(
-                        "the blob given hashes to {digest}, the entry names {}",
-                        entry.blob
-                    ),
-                ));
-            }
-            check_blob_matches(&entry, &SurfaceSummary::read(b)?)?;
-        }
+        self.append_all([(body, blob)]).map(|(first, _)| first)
+    }
+
+    /// Appends entries in one transaction: all of them or, if any is refused, none. Returns the
+    /// first index and the count.
+    pub fn append_all<'b>(
+        &mut self,
+        items: impl IntoIterator<Item = (&'b [u8], Option<&'b [u8]>)>,
+    ) -> Result<(u64, u64), StoreError> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let index: i64 = tx.query_row("SELECT COUNT(*) FROM entries", [], |r| r.get(0))?;
-        let last_time: Option<String> = tx
-            .query_row(
-                "SELECT observed_at FROM entries ORDER BY idx DESC LIMIT 1",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if let Some(t) = last_time {
-            if entry.observed_at.as_str() < t.as_str() {
-                return Err(refuse(
-                    "entry-time",
-                    format!(
-                        "observed_at {} is before the last entry's {t}",
-                        entry.observed_at
-                    ),
-                ));
-            }
+        let first = next_index(&tx)?;
+        let mut count = 0;
+        for (body, blob) in items {
+            append_in(&tx, first + count, body, blob)?;
+            count += 1;
         }
-        let last: Option<(i64, String)> = tx
-            .query_row(
-                "SELECT idx, surface FROM entries WHERE server = ?1 ORDER BY idx DESC LIMIT 1",
-                [entry.server.as_str()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        check_previous(&entry, last.map(|(i, s)| (i as u64, s)))?;
-        let stored: bool = tx.query_row(
-            "SELECT EXISTS (SELECT 1 FROM blobs WHERE digest = ?1)",
-            [entry.blob.to_string()],
-            |r| r.get(0),
-        )?;
-        match (blob, stored) {
-            (Some(b), false) => {
-                tx.execute(
-                    "INSERT INTO blobs (digest, body) VALUES (?1, ?2)",
-                    params![entry.blob.to_string(), b],
-                )?;
-            }
-            (None, false) => {
-                return Err(refuse(
-                    "blob-missing",
-                    format!(
-                        "the store has no blob {}; give the surface with --blob",
-                        entry.blob
-                    ),
-                ))
-            }
-            _ => {}
-        }
-        let leaf = Hash::leaf(body);
-        tx.execute(
-            "INSERT INTO entries (idx, server, surface, observed_at, blob, leaf, body)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                index,
-                entry.server.as_str(),
-                entry.surface.to_string(),
-                entry.observed_at.as_str(),
-                entry.blob.to_string(),
-                &leaf.0[..],
-                body
-            ],
-        )?;
-        let at = entry.observed_at.as_str();
-        tx.execute(
-            "INSERT INTO servers (server, first_seen, last_probe, last_ok, last_change,
-                                  look_before_change, last_index)
-             VALUES (?1, ?2, ?2, ?2, ?2, NULL, ?3)
-             ON CONFLICT (server) DO UPDATE SET
-                 look_before_change = servers.last_ok,
-                 last_change = excluded.last_change,
-                 last_index = excluded.last_index,
-                 last_probe = max(coalesce(servers.last_probe, ''), excluded.last_probe),
-                 last_ok = max(coalesce(servers.last_ok, ''), excluded.last_ok)",
-            params![entry.server.as_str(), at, index],
-        )?;
         tx.commit()?;
-        Ok(index as u64)
+        Ok((first, count))
     }
 
     /// Records a look at a server that found no change (`Ok`) or failed (`Err(reason)`).
@@ -365,54 +286,63 @@ impl Store {
 
     /// The entries from `from` on, in index order, one at a time; with `bodies` false the
     /// bodies are left empty (the leaf hashes are enough to rebuild the tree).
-    pub fn for_each_entry(
+    pub fn for_each_entry<E: From<StoreError>>(
         &self,
         from: u64,
         bodies: bool,
-        mut f: impl FnMut(StoredEntry) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+        mut f: impl FnMut(StoredEntry) -> Result<(), E>,
+    ) -> Result<(), E> {
         let sql = if bodies {
             "SELECT idx, leaf, body FROM entries WHERE idx >= ?1 ORDER BY idx"
         } else {
             "SELECT idx, leaf, x'' FROM entries WHERE idx >= ?1 ORDER BY idx"
         };
-        let mut stmt = self.conn.prepare(sql)?;
-        let mut rows = stmt.query([from as i64])?;
+        let sql_err = |e: rusqlite::Error| E::from(StoreError::Sql(e));
+        let mut stmt = self.conn.prepare(sql).map_err(sql_err)?;
+        let mut rows = stmt.query([from as i64]).map_err(sql_err)?;
         let mut expect = from;
-        while let Some(row) = rows.next()? {
-            let index = row.get::<_, i64>(0)? as u64;
-            let leaf: Vec<u8> = row.get(1)?;
-            let leaf = Hash::from_slice(&leaf)
-                .ok_or_else(|| StoreError::Schema(format!("entry {index} has a bad leaf hash")))?;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            let index = row.get::<_, i64>(0).map_err(sql_err)? as u64;
+            let leaf: Vec<u8> = row.get(1).map_err(sql_err)?;
+            let Some(leaf) = Hash::from_slice(&leaf) else {
+                return Err(
+                    StoreError::Schema(format!("entry {index} has a bad leaf hash")).into(),
+                );
+            };
             if index != expect {
                 return Err(StoreError::Schema(format!(
                     "entry {expect} is missing from the store"
-                )));
+                ))
+                .into());
             }
             expect += 1;
             f(StoredEntry {
                 index,
                 leaf,
-                body: row.get(2)?,
+                body: row.get(2).map_err(sql_err)?,
             })?;
         }
         Ok(())
     }
 
     /// The blobs named by entries from `from` on: (digest, bytes).
-    pub fn for_each_blob(
+    pub fn for_each_blob<E: From<StoreError>>(
         &self,
         from: u64,
-        mut f: impl FnMut(&str, &[u8]) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
-        let mut stmt = self.conn.prepare(
-            "SELECT b.digest, b.body FROM blobs b
-             WHERE b.digest IN (SELECT blob FROM entries WHERE idx >= ?1)",
-        )?;
-        let mut rows = stmt.query([from as i64])?;
-        while let Some(row) = rows.next()? {
-            let digest: String = row.get(0)?;
-            let body: Vec<u8> = row.get(1)?;
+        mut f: impl FnMut(&str, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let sql_err = |e: rusqlite::Error| E::from(StoreError::Sql(e));
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT b.digest, b.body FROM blobs b
+                 WHERE b.digest IN (SELECT blob FROM entries WHERE idx >= ?1)",
+            )
+            .map_err(sql_err)?;
+        let mut rows = stmt.query([from as i64]).map_err(sql_err)?;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            let digest: String = row.get(0).map_err(sql_err)?;
+            let body: Vec<u8> = row.get(1).map_err(sql_err)?;
             f(&digest, &body)?;
         }
         Ok(())
@@ -451,59 +381,121 @@ impl Store {
     }
 }
 
-/// The entry's `previous` must name exactly this server's last entry.
-fn check_previous(entry: &Entry, last: Option<(u64, String)>) -> Result<(), StoreError> {
-    match (&entry.previous, last) {
-        (None, None) => Ok(()),
-        (Some(p), None) => Err(refuse(
-            "entry-previous",
-            format!(
-                "previous names entry {} but {} has no entry yet; use null",
-                p.index, entry.server
-            ),
-        )),
-        (None, Some((i, _))) => Err(refuse(
-            "entry-previous",
-            format!(
-                "previous is null but {} already has entry {i}",
-                entry.server
-            ),
-        )),
-        (Some(p), Some((i, s))) => {
-            if p.index != i || p.surface.to_string() != s {
-                Err(refuse(
-                    "entry-previous",
-                    format!(
-                        "previous is entry {} with {}, but {}'s last entry is {i} with {s}",
-                        p.index, p.surface, entry.server
-                    ),
-                ))
-            } else {
-                Ok(())
-            }
-        }
-    }
+/// The index the next entry gets.
+fn next_index(conn: &Connection) -> Result<u64, StoreError> {
+    let n: i64 = conn.query_row("SELECT COALESCE(MAX(idx) + 1, 0) FROM entries", [], |r| {
+        r.get(0)
+    })?;
+    Ok(n as u64)
 }
 
-/// The blob must hold the surface the entry's digests describe.
-pub fn check_blob_matches(entry: &Entry, blob: &SurfaceSummary) -> Result<(), EntryError> {
-    let parts = [
-        ("tools", Some(entry.tools), Some(blob.tools)),
-        ("prompts", Some(entry.prompts), Some(blob.prompts)),
-        ("instructions", entry.instructions, blob.instructions),
-    ];
-    for (name, e, b) in parts {
-        if e != b {
-            let show = |d: Option<Digest>| d.map_or("null".to_string(), |d| d.to_string());
-            return Err(EntryError {
-                rule: "blob-mismatch",
-                detail: format!(
-                    "the entry's {name} is {} but the blob's give {}",
-                    show(e),
-                    show(b)
+/// Checks one entry against the log's tail and writes it at `index`, inside the caller's
+/// transaction.
+fn append_in(
+    tx: &Connection,
+    index: u64,
+    body: &[u8],
+    blob: Option<&[u8]>,
+) -> Result<(), StoreError> {
+    let index = index as i64;
+    let entry = Entry::read(body)?;
+
+    if let Some(b) = blob {
+        let digest = Digest::of(b);
+        if digest != entry.blob {
+            return Err(refuse(
+                "blob-digest",
+                format!(
+                    "the blob given hashes to {digest}, the entry names {}",
+                    entry.blob
                 ),
-            });
+            ));
+        }
+        entry.check_blob(&SurfaceSummary::read(b)?)?;
+    }
+    let last_time: Option<String> = tx
+        .query_row(
+            "SELECT observed_at FROM entries ORDER BY idx DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(t) = last_time {
+        if entry.observed_at.as_str() < t.as_str() {
+            return Err(refuse(
+                "entry-time",
+                format!(
+                    "observed_at {} is before the last entry's {t}",
+                    entry.observed_at
+                ),
+            ));
         }
     }
+    let last: Option<(i64, String)> = tx
+        .query_row(
+            "SELECT idx, surface FROM entries WHERE server = ?1 ORDER BY idx DESC LIMIT 1",
+            [entry.server.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let last = match last {
+        None => None,
+        Some((i, s)) => Some((
+            i as u64,
+            s.parse::<Digest>()
+                .map_err(|_| StoreError::Schema(format!("entry {i} has a bad surface digest")))?,
+        )),
+    };
+    entry.check_previous(last)?;
+    let stored: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM blobs WHERE digest = ?1)",
+        [entry.blob.to_string()],
+        |r| r.get(0),
+    )?;
+    match (blob, stored) {
+        (Some(b), false) => {
+            tx.execute(
+                "INSERT INTO blobs (digest, body) VALUES (?1, ?2)",
+                params![entry.blob.to_string(), b],
+            )?;
+        }
+        (None, false) => {
+            return Err(refuse(
+                "blob-missing",
+                format!(
+                    "the store has no blob {}; give the surface with --blob",
+                    entry.blob
+                ),
+            ))
+        }
+        _ => {}
+    }
+    let leaf = Hash::leaf(body);
+    tx.execute(
+        "INSERT INTO entries (idx, server, surface, observed_at, blob, leaf, body)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            index,
+            entry.server.as_str(),
+            entry.surface.to_string(),
+            entry.observed_at.as_str(),
+            entry.blob.to_string(),
+            &leaf.0[..],
+            body
+        ],
+    )?;
+    let at = entry.observed_at.as_str();
+    tx.execute(
+        "INSERT INTO servers (server, first_seen, last_probe, last_ok, last_change,
+                              look_before_change, last_index)
+         VALUES (?1, ?2, ?2, ?2, ?2, NULL, ?3)
+         ON CONFLICT (server) DO UPDATE SET
+             look_before_change = servers.last_ok,
+             last_change = excluded.last_change,
+             last_index = excluded.last_index,
+             last_probe = max(coalesce(servers.last_probe, ''), excluded.last_probe),
+             last_ok = max(coalesce(servers.last_ok, ''), excluded.last_ok)",
+        params![entry.server.as_str(), at, index],
+    )?;
     Ok(())
 }

@@ -293,13 +293,20 @@ fn sunlight_witness_cosignatures_verify() {
     let mirrored = "rome2026h1.example.org\n300\ngw31yQrqZZCcEOPrzX+bpy3nJ6QgngTKn8G1m0i62uU=\n\n\
 \u{2014} mirror.example.org P7FI7wAAAABpVGeAjA1S4pJm6MbcXjX7UUImu4azZtrfcVW2uyr/LXIYlwEJzXC0N0EiZkbqfLdXt/4gVEEuGmxJjAfXKMCISpsJAg==\n";
     let n = Note::parse(mirrored.as_bytes()).unwrap();
-    assert_eq!(verify_cosignatures(&n, std::slice::from_ref(&mirror)).unwrap().len(), 1);
+    assert_eq!(
+        verify_cosignatures(&n, std::slice::from_ref(&mirror))
+            .unwrap()
+            .len(),
+        1
+    );
 
     let milan = "milan2026h1.example.org\n300\nlCkHUpkmVBEms2r2T1K6Og69+wUuuN3MIEW1/ezu2v0=\n\n\
 \u{2014} witness2.example.org LlW4lgAAAABpVGeAN/uFWqfjdU94rrKxFycCggM0Sa1L5tOJCJdYBwJ41CQsgKWA6B0+vywok3cPI3JIzuPeR+VotuYe/eNy0+30Dw==\n";
     let n = Note::parse(milan.as_bytes()).unwrap();
     assert_eq!(
-        verify_cosignatures(&n, std::slice::from_ref(&witness2)).unwrap().len(),
+        verify_cosignatures(&n, std::slice::from_ref(&witness2))
+            .unwrap()
+            .len(),
         1
     );
 

@@ -2,3 +2,4 @@
 
 pub mod canon;
 pub mod digest;
+pub mod log;

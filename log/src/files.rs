@@ -1,0 +1,39 @@
+//! Whole-or-nothing file writes and bounded reads: what the log's directory is made with.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+/// Writes `bytes` to `path` whole or not at all: a temporary file in the same directory, flushed
+/// to disk, then renamed over the target. Missing parent directories are created.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Flushes a directory's entries (the renames into it) to disk.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Reads a file of at most `max` bytes; a larger one is an error, read no further than `max + 1`.
+pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let f = File::open(path)?;
+    let mut buf = Vec::new();
+    f.take(max.saturating_add(1)).read_to_end(&mut buf)?;
+    if buf.len() as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {max} bytes"),
+        ));
+    }
+    Ok(buf)
+}

@@ -1,0 +1,88 @@
+//! The log's signing key on disk: one line, `PRIVATE+KEY+<origin>+<hex8>+<base64>`, mode 0600.
+
+use std::fmt;
+use std::io::Write;
+use std::path::Path;
+
+use crate::files::read_bounded;
+use crate::note::SignerKey;
+
+/// Why the key could not be had.
+#[derive(Debug)]
+pub enum KeyFileError {
+    Io(String),
+    /// The file exists and is not a key for this log.
+    Invalid(String),
+    /// A key would have to be created where keys must not be made.
+    Refused(String),
+}
+
+impl fmt::Display for KeyFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyFileError::Io(m) | KeyFileError::Invalid(m) | KeyFileError::Refused(m) => {
+                f.write_str(m)
+            }
+        }
+    }
+}
+
+impl std::error::Error for KeyFileError {}
+
+/// Reads the signing key in `path`.
+pub fn load(path: &Path) -> Result<SignerKey, KeyFileError> {
+    let bytes = read_bounded(path, 4096)
+        .map_err(|e| KeyFileError::Io(format!("cannot read the key {}: {e}", path.display())))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| KeyFileError::Invalid(format!("{} is not a key file", path.display())))?;
+    SignerKey::parse(text.trim_end())
+        .map_err(|e| KeyFileError::Invalid(format!("{}: {e}", path.display())))
+}
+
+/// Reads the key in `path`, or creates one named `origin` there if there is none. Returns the key
+/// and whether it was created.
+///
+/// A key is never created when the `CI` environment variable is set: a key minted by a CI run
+/// would sit in a build log or cache, and the log's key must be made once, on the operator's
+/// machine.
+pub fn load_or_create(path: &Path, origin: &str) -> Result<(SignerKey, bool), KeyFileError> {
+    if path.exists() {
+        let key = load(path)?;
+        if key.name() != origin {
+            return Err(KeyFileError::Invalid(format!(
+                "{} holds the key of the log {:?}, not {origin:?}",
+                path.display(),
+                key.name()
+            )));
+        }
+        return Ok((key, false));
+    }
+    if std::env::var_os("CI").is_some() {
+        return Err(KeyFileError::Refused(format!(
+            "no key at {} and CI is set: a signing key is never created in CI; create it on the \
+             operator's machine with `pinlog log init` and give CI only the vkey",
+            path.display()
+        )));
+    }
+    let key = SignerKey::generate(origin).map_err(|e| KeyFileError::Invalid(e.to_string()))?;
+    write_new_private(path, format!("{}\n", key.to_private_text()).as_bytes())
+        .map_err(|e| KeyFileError::Io(format!("cannot create {}: {e}", path.display())))?;
+    Ok((key, true))
+}
+
+/// Creates `path` readable by its owner only, failing if it exists.
+fn write_new_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut f = options.open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}

@@ -1,0 +1,381 @@
+//! Publishing the store as a C2SP tlog-tiles directory, and proving an entry from one.
+//!
+//! Entry bundles, hash tiles and blobs are written first, the checkpoint last, each through a
+//! temporary file and a rename: a crash at any point leaves the previous checkpoint with every
+//! tile it needs. Before signing, the new tree is checked to extend both the last checkpoint the
+//! store signed and the one the directory serves, so the log never signs a fork of itself.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::checkpoint::Checkpoint;
+use crate::files::{read_bounded, sync_dir, write_atomic};
+use crate::hash::Hash;
+use crate::merkle::{self, CompactRange};
+use crate::note::{Note, SignerKey};
+use crate::proof::Receipt;
+use crate::store::{SignedCheckpoint, Store, StoreError};
+use crate::tile_reader::{TileReadError, TileReader};
+use crate::tiles::{self, TileId, HEIGHT, WIDTH};
+
+/// Why publishing or proving stopped.
+#[derive(Debug)]
+pub enum PublishError {
+    Store(StoreError),
+    /// A file could not be read or written.
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// The directory or the store holds something this log must not overwrite or sign over.
+    Refused(String),
+    /// A tile the proof needs is missing or damaged.
+    Tile(TileReadError),
+}
+
+impl fmt::Display for PublishError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PublishError::Store(e) => e.fmt(f),
+            PublishError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            PublishError::Refused(why) => f.write_str(why),
+            PublishError::Tile(e) => write!(f, "tile: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PublishError {}
+
+impl From<StoreError> for PublishError {
+    fn from(e: StoreError) -> Self {
+        PublishError::Store(e)
+    }
+}
+
+impl From<TileReadError> for PublishError {
+    fn from(e: TileReadError) -> Self {
+        PublishError::Tile(e)
+    }
+}
+
+/// What a publish did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    pub size: u64,
+    pub root: Hash,
+    /// A checkpoint was signed by this run (false when nothing was appended since the last).
+    pub signed: bool,
+    /// Files written, the checkpoint included.
+    pub written: u64,
+}
+
+/// The checkpoint file of a log directory.
+pub const CHECKPOINT: &str = "checkpoint";
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PublishError + '_ {
+    move |error| PublishError::Io {
+        path: path.to_path_buf(),
+        error,
+    }
+}
+
+/// The directory's current checkpoint, if it has one, opened with this log's key.
+fn served_checkpoint(
+    out: &Path,
+    key: &SignerKey,
+) -> Result<Option<(Checkpoint, String)>, PublishError> {
+    let path = out.join(CHECKPOINT);
+    let bytes = match read_bounded(&path, crate::note::MAX_NOTE as u64) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err(&path)(e)),
+    };
+    let refuse = |why: String| {
+        PublishError::Refused(format!(
+            "{} {why}; publish to an empty directory or to this log's own",
+            path.display()
+        ))
+    };
+    let note = Note::parse(&bytes).map_err(|e| refuse(format!("is not a signed note ({e})")))?;
+    note.verify(&[key.verifier()])
+        .map_err(|e| refuse(format!("is not signed by this log's key ({e})")))?;
+    let c = Checkpoint::parse(&note.text).map_err(|e| refuse(e.to_string()))?;
+    if c.origin != key.name() {
+        return Err(refuse(format!("belongs to the log {:?}", c.origin)));
+    }
+    Ok(Some((c, String::from_utf8_lossy(&bytes).into_owned())))
+}
+
+/// Writes the log in `store` to `out` and signs a checkpoint for it with `key`. `progress` is
+/// called with (entries done, entries in all).
+pub fn publish(
+    store: &mut Store,
+    key: &SignerKey,
+    out: &Path,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<Published, PublishError> {
+    let origin = store.origin()?;
+    if key.name() != origin {
+        return Err(PublishError::Refused(format!(
+            "the key is named {:?} but the log's origin is {origin:?}; sign with the log's own key",
+            key.name()
+        )));
+    }
+    let size = store.size()?;
+    let last = store.last_checkpoint()?;
+    let served = served_checkpoint(out, key)?;
+    let served_size = served.as_ref().map_or(0, |(c, _)| c.size);
+
+    // Every earlier checkpoint must be a prefix of this tree, before anything is written.
+    let mut earlier: Vec<(u64, Hash, &str)> = Vec::new();
+    if let Some(l) = &last {
+        earlier.push((l.size, l.root, "the last checkpoint this store signed"));
+    }
+    if let Some((c, _)) = &served {
+        earlier.push((c.size, c.root, "the checkpoint the directory serves"));
+    }
+    let check_to = earlier.iter().map(|e| e.0).max().unwrap_or(0);
+    if check_to > size {
+        return Err(PublishError::Refused(format!(
+            "a checkpoint of size {check_to} exists but the store holds {size} entries; \
+             the store has lost entries and must not be published"
+        )));
+    }
+    let mut range = CompactRange::default();
+    let check = |range: &CompactRange| -> Result<(), PublishError> {
+        for (s, root, what) in &earlier {
+            if *s == range.size() && range.root() != *root {
+                return Err(PublishError::Refused(format!(
+                    "the store's tree at size {s} does not match {what}; refusing to sign a fork"
+                )));
+            }
+        }
+        Ok(())
+    };
+    if check_to > 0 {
+        store.for_each_entry(0, false, |e| {
+            if e.index < check_to {
+                range.push(e.leaf, |_, _, _| {});
+                check(&range)?;
+            }
+            Ok::<_, PublishError>(())
+        })?;
+    }
+
+    // Bodies are needed from the first bundle the directory does not hold whole.
+    let bodies_from = served_size / WIDTH * WIDTH;
+    let mut writer = TileWriter {
+        out,
+        published: served_size,
+        written: 0,
+        levels: Vec::new(),
+        bundle: Vec::new(),
+        bundle_len: 0,
+    };
+    let mut range = CompactRange::default();
+    store.for_each_entry(0, true, |e| {
+        if e.index >= bodies_from {
+            if Hash::leaf(&e.body) != e.leaf {
+                return Err(PublishError::Refused(format!(
+                    "entry {} in the store does not hash to its recorded leaf hash; \
+                     the store is damaged",
+                    e.index
+                )));
+            }
+            writer.push_entry(e.index, &e.body)?;
+        }
+        let mut merged = Vec::new();
+        range.push(e.leaf, |level, _, h| {
+            if level % HEIGHT == 0 {
+                merged.push((level / HEIGHT, *h));
+            }
+        });
+        writer.push_hash(0, e.leaf);
+        for (level, h) in merged {
+            writer.push_hash(level, h);
+        }
+        writer.flush_full(range.size())?;
+        if e.index % 4096 == 4095 {
+            progress(e.index + 1, size);
+        }
+        Ok::<_, PublishError>(())
+    })?;
+    if range.size() != size {
+        return Err(PublishError::Refused(format!(
+            "the store changed while publishing ({} entries read, {size} counted); publish again",
+            range.size()
+        )));
+    }
+    writer.flush_partial(size)?;
+    progress(size, size);
+
+    let blobs_dir = out.join("blobs").join("sha256");
+    store.for_each_blob(served_size, |digest, body| {
+        let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
+        let path = blobs_dir.join(hex);
+        if !path.exists() {
+            write_atomic(&path, body).map_err(io_err(&path))?;
+            writer.written += 1;
+        }
+        Ok::<_, PublishError>(())
+    })?;
+
+    let root = range.root();
+    let (note, signed) = match last {
+        Some(l) if l.size == size => (l.note, false),
+        _ => {
+            let body = Checkpoint {
+                origin: origin.clone(),
+                size,
+                root,
+                extensions: Vec::new(),
+            };
+            let note = key
+                .sign(&body.to_text())
+                .map_err(|e| PublishError::Refused(e.to_string()))?;
+            // Recorded before it is served: the store must know every checkpoint it signed.
+            store.record_checkpoint(&SignedCheckpoint {
+                size,
+                root,
+                note: note.clone(),
+            })?;
+            (note, true)
+        }
+    };
+    if served.map(|(_, text)| text).as_deref() != Some(note.as_str()) {
+        let path = out.join(CHECKPOINT);
+        write_atomic(&path, note.as_bytes()).map_err(io_err(&path))?;
+        sync_dir(out).map_err(io_err(out))?;
+        writer.written += 1;
+    }
+    Ok(Published {
+        size,
+        root,
+        signed,
+        written: writer.written,
+    })
+}
+
+/// Collects hashes into tiles level by level and writes each tile when it is complete.
+struct TileWriter<'a> {
+    out: &'a Path,
+    /// The size the directory already serves: whole tiles below it exist and are not rewritten.
+    published: u64,
+    written: u64,
+    /// The hashes of the current, incomplete tile at each level.
+    levels: Vec<Vec<Hash>>,
+    bundle: Vec<u8>,
+    bundle_len: u64,
+}
+
+impl TileWriter<'_> {
+    fn push_entry(&mut self, index: u64, body: &[u8]) -> Result<(), PublishError> {
+        tiles::push_entry(&mut self.bundle, body);
+        self.bundle_len += 1;
+        if self.bundle_len == WIDTH {
+            self.flush_bundle(index / WIDTH, WIDTH as u16)?;
+        }
+        Ok(())
+    }
+
+    fn push_hash(&mut self, level: u8, h: Hash) {
+        let l = usize::from(level);
+        if self.levels.len() <= l {
+            self.levels.resize_with(l + 1, Vec::new);
+        }
+        self.levels[l].push(h);
+    }
+
+    /// Writes every tile that the tree of `size` leaves has just filled.
+    fn flush_full(&mut self, size: u64) -> Result<(), PublishError> {
+        for l in 0..self.levels.len() {
+            if self.levels[l].len() as u64 == WIDTH {
+                let hashes = std::mem::take(&mut self.levels[l]);
+                let shift = u32::from(HEIGHT) * l as u32;
+                let index = (size >> shift) / WIDTH - 1;
+                let tile = TileId {
+                    level: Some(l as u8),
+                    index,
+                    width: WIDTH as u16,
+                };
+                let end = (index + 1) << (shift + u32::from(HEIGHT));
+                self.write(&tile, end, &tiles::encode_hashes(&hashes))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_bundle(&mut self, index: u64, width: u16) -> Result<(), PublishError> {
+        let tile = TileId {
+            level: None,
+            index,
+            width,
+        };
+        let end = index * WIDTH + u64::from(width);
+        let bytes = std::mem::take(&mut self.bundle);
+        self.bundle_len = 0;
+        self.write(&tile, end, &bytes)
+    }
+
+    /// Writes a tile unless the directory already holds it: a whole tile of a size already
+    /// published, or a partial tile, whose name fixes its content.
+    fn write(&mut self, tile: &TileId, end: u64, bytes: &[u8]) -> Result<(), PublishError> {
+        let path = self.out.join(tile.path());
+        if (end <= self.published || tile.is_partial()) && path.exists() {
+            return Ok(());
+        }
+        write_atomic(&path, bytes).map_err(io_err(&path))?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Writes the partial bundle and the partial tile of each level for a tree of `size`.
+    fn flush_partial(&mut self, size: u64) -> Result<(), PublishError> {
+        if self.bundle_len > 0 {
+            self.flush_bundle(size / WIDTH, self.bundle_len as u16)?;
+        }
+        for l in 0..self.levels.len() {
+            let hashes = std::mem::take(&mut self.levels[l]);
+            if hashes.is_empty() {
+                continue;
+            }
+            let count = size >> (u32::from(HEIGHT) * l as u32);
+            let tile = TileId {
+                level: Some(l as u8),
+                index: count / WIDTH,
+                width: hashes.len() as u16,
+            };
+            self.write(&tile, size, &tiles::encode_hashes(&hashes))?;
+        }
+        Ok(())
+    }
+}
+
+/// The inclusion receipt for entry `index` of the log in `dir`, as its checkpoint stands.
+/// The entry itself goes in the receipt's `extra` line, so the receipt stands alone.
+pub fn prove(dir: &Path, index: u64) -> Result<Receipt, PublishError> {
+    let path = dir.join(CHECKPOINT);
+    let bytes = read_bounded(&path, crate::note::MAX_NOTE as u64).map_err(io_err(&path))?;
+    let note = Note::parse(&bytes)
+        .map_err(|e| PublishError::Refused(format!("{}: {e}", path.display())))?;
+    let c = Checkpoint::parse(&note.text)
+        .map_err(|e| PublishError::Refused(format!("{}: {e}", path.display())))?;
+    let mut reader = TileReader::new(dir, c.size);
+    let proof = match merkle::inclusion_proof(&mut reader, index, c.size)? {
+        Ok(p) => p,
+        Err(e) => return Err(PublishError::Refused(e.to_string())),
+    };
+    let entry = reader.entry(index)?;
+    // A receipt that does not verify against its own directory is never handed out.
+    merkle::verify_inclusion(index, c.size, &Hash::leaf(&entry), &proof, &c.root).map_err(|e| {
+        PublishError::Refused(format!(
+            "the directory's tiles do not prove entry {index} ({e}); run verify-log on it"
+        ))
+    })?;
+    Ok(Receipt {
+        extra: Some(entry),
+        index,
+        proof,
+        checkpoint: String::from_utf8_lossy(&bytes).into_owned(),
+    })
+}

@@ -1,0 +1,117 @@
+//! `pinlog log …`: the operator's commands over the log store.
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use pinlog_core::render;
+use pinlog_log::files::read_bounded;
+use pinlog_log::keyfile::{self, KeyFileError};
+use pinlog_log::publish::{self, PublishError};
+use pinlog_log::store::{Store, StoreError};
+use pinlog_log::tiles::MAX_ENTRY;
+
+use crate::exit::{Exit, Failure};
+use crate::io;
+use crate::{AppendArgs, InitArgs, ProveArgs, PublishArgs};
+
+/// The largest surface blob `append` reads.
+const MAX_BLOB: u64 = 64 << 20;
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        Failure::unreadable(e.to_string())
+    }
+}
+
+impl From<KeyFileError> for Failure {
+    fn from(e: KeyFileError) -> Self {
+        Failure::unreadable(e.to_string())
+    }
+}
+
+impl From<PublishError> for Failure {
+    fn from(e: PublishError) -> Self {
+        match e {
+            // The store and the directory disagree about what was signed: proven, not unreadable.
+            PublishError::Refused(m) => Failure {
+                exit: Exit::Bad,
+                message: m,
+            },
+            other => Failure::unreadable(other.to_string()),
+        }
+    }
+}
+
+pub fn init(args: InitArgs) -> Result<Exit, Failure> {
+    Store::create(&args.db, &args.origin)?;
+    let (key, created) = keyfile::load_or_create(&args.key, &args.origin)?;
+    if created {
+        eprintln!(
+            "created the signing key {} (mode 0600); keep it out of the repository",
+            args.key.display()
+        );
+    }
+    println!("{}", key.verifier());
+    Ok(Exit::Ok)
+}
+
+pub fn append(args: AppendArgs) -> Result<Exit, Failure> {
+    let read = |path: &std::path::Path, max: u64| {
+        read_bounded(path, max)
+            .map_err(|e| Failure::unreadable(format!("cannot read {}: {e}", path.display())))
+    };
+    let entry = read(&args.entry, MAX_ENTRY as u64)?;
+    let blob = args
+        .blob
+        .as_deref()
+        .map(|p| read(p, MAX_BLOB))
+        .transpose()?;
+    let mut store = Store::open(&args.db)?;
+    let index = store.append(&entry, blob.as_deref())?;
+    println!("appended entry {index}");
+    Ok(Exit::Ok)
+}
+
+pub fn publish(args: PublishArgs) -> Result<Exit, Failure> {
+    let mut store = Store::open(&args.db)?;
+    let key = keyfile::load(&args.key)?;
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} entries, {eta} left")
+                .expect("a fixed template"),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let outcome = publish::publish(&mut store, &key, &args.out, |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    let p = outcome?;
+    let what = if p.signed {
+        "signed a new checkpoint"
+    } else {
+        "nothing new to sign"
+    };
+    println!(
+        "published {}: {} entries, root {}; {what}; {} files written",
+        render::safe(key.name()),
+        p.size,
+        p.root,
+        p.written
+    );
+    Ok(Exit::Ok)
+}
+
+pub fn prove(args: ProveArgs) -> Result<Exit, Failure> {
+    let receipt = publish::prove(&args.dir, args.index)?;
+    let text = receipt.to_text();
+    match &args.output {
+        Some(path) => io::write_atomic(path, text.as_bytes())?,
+        None => print!("{text}"),
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,85 @@
+//! What a verification found: where, which rule, and whether it is proof of a bad log (exit 1) or
+//! an input that could not be read (exit 4).
+
+use std::fmt;
+
+/// Where a failure was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// The log's `checkpoint` file.
+    Checkpoint,
+    /// Entry number `n` of the log.
+    Entry(u64),
+    /// A file of the log directory, by its path inside it (`tile/0/000`, `blobs/sha256/…`).
+    File(String),
+    /// The `--state` file.
+    State,
+    /// The `--proof` file.
+    Proof,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Checkpoint => f.write_str("checkpoint"),
+            Location::Entry(n) => write!(f, "entry {n}"),
+            Location::File(p) => f.write_str(p),
+            Location::State => f.write_str("state file"),
+            Location::Proof => f.write_str("proof file"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The data read proves the log wrong: exit 1.
+    Bad,
+    /// An input could not be read or parsed: exit 4.
+    Unreadable,
+}
+
+/// The first failure found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyError {
+    pub severity: Severity,
+    pub at: Location,
+    /// A stable rule name (docs/SPEC-log.md, "What a verifier checks").
+    pub rule: &'static str,
+    pub detail: String,
+}
+
+impl VerifyError {
+    pub fn bad(at: Location, rule: &'static str, detail: impl Into<String>) -> Self {
+        VerifyError {
+            severity: Severity::Bad,
+            at,
+            rule,
+            detail: detail.into(),
+        }
+    }
+
+    pub fn unreadable(at: Location, detail: impl Into<String>) -> Self {
+        VerifyError {
+            severity: Severity::Unreadable,
+            at,
+            rule: "unreadable",
+            detail: detail.into(),
+        }
+    }
+
+    /// The process exit code this failure means (docs/CLI.md).
+    pub fn exit_code(&self) -> u8 {
+        match self.severity {
+            Severity::Bad => 1,
+            Severity::Unreadable => 4,
+        }
+    }
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.at, self.rule, self.detail)
+    }
+}
+
+impl std::error::Error for VerifyError {}
