@@ -72,14 +72,21 @@ impl FromStr for Digest {
         if hex.len() != 64 {
             return Err(DigestParseError);
         }
+        // Lowercase hex only: one spelling per digest.
         let nibble = |c: u8| match c {
-            b'0'..=b'9' => Ok(c - b'0'),
-            b'a'..=b'f' => Ok(c - b'a' + 10),
-            _ => Err(DigestParseError),
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
         };
         let mut out = [0u8; 32];
-        for (i, pair) in hex.chunks_exact(2).enumerate() {
-            out[i] = nibble(pair[0])? << 4 | nibble(pair[1])?;
+        let mut ok = true;
+        for (o, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+            let (hi, lo) = (nibble(pair[0]), nibble(pair[1]));
+            ok &= hi.is_some() & lo.is_some();
+            *o = hi.unwrap_or(0) << 4 | lo.unwrap_or(0);
+        }
+        if !ok {
+            return Err(DigestParseError);
         }
         Ok(Digest(out))
     }

@@ -154,14 +154,28 @@ const TRANSPORTS: [&str; 3] = ["sse", "stdio", "streamable-http"];
 /// The surface digest: SHA-256 of the canonical `{"instructions":…,"prompts":…,"tools":…}` whose
 /// values are the instructions digest (or null) and the two set hashes, as `sha256:<hex>` strings.
 pub fn surface_digest(tools: &Digest, prompts: &Digest, instructions: Option<&Digest>) -> Digest {
-    let instructions = match instructions {
-        Some(d) => format!("\"{d}\""),
-        None => "null".to_string(),
+    // Written piece by piece: this runs once per entry read.
+    let mut text = [0u8; 256];
+    let mut len = 0;
+    let mut put = |b: &[u8]| {
+        text[len..len + b.len()].copy_from_slice(b);
+        len += b.len();
     };
-    let text = format!(
-        "{{\"instructions\":{instructions},\"prompts\":\"{prompts}\",\"tools\":\"{tools}\"}}"
-    );
-    Digest::of(text.as_bytes())
+    put(b"{\"instructions\":");
+    match instructions {
+        Some(d) => {
+            put(b"\"sha256:");
+            put(&d.hex_bytes());
+            put(b"\"");
+        }
+        None => put(b"null"),
+    }
+    put(b",\"prompts\":\"sha256:");
+    put(&prompts.hex_bytes());
+    put(b"\",\"tools\":\"sha256:");
+    put(&tools.hex_bytes());
+    put(b"\"}");
+    Digest::of(&text[..len])
 }
 
 impl Entry {
@@ -425,6 +439,10 @@ fn members<'v>(
     known: &[&str],
 ) -> Result<&'v json::Object<'v>, EntryError> {
     let o = v.as_object().ok_or_else(|| field_err(name, "an object"))?;
+    // The common case, and the only one in canonical input: exactly the known names, in order.
+    if o.len() == known.len() && o.iter().zip(known).all(|((k, _), want)| k == *want) {
+        return Ok(o);
+    }
     for (k, _) in o.iter() {
         if !known.contains(&k) {
             return Err(EntryError::new(

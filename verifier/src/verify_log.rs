@@ -11,8 +11,8 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use pinlog_core::Digest;
-use pinlog_log::entry::{Entry, SurfaceSummary, Timestamp};
-use pinlog_log::files::{read_bounded, write_atomic};
+use pinlog_log::entry::{Entry, EntryError, SurfaceSummary, Timestamp};
+use pinlog_log::files::{read_bounded, read_bounded_into, write_atomic};
 use pinlog_log::merkle::CompactRange;
 use pinlog_log::note::MAX_NOTE;
 use pinlog_log::tiles::{self, TileId, HEIGHT, MAX_ENTRY, WIDTH};
@@ -62,31 +62,54 @@ pub fn verify_log(
     let mut rules = (!options.generic).then(|| EntryRules::new(dir));
 
     let bundles = size.div_ceil(WIDTH);
-    for n in 0..bundles {
-        let width = if n + 1 < bundles || size % WIDTH == 0 {
-            WIDTH as u16
-        } else {
-            (size % WIDTH) as u16
-        };
-        let tile = TileId {
-            level: None,
-            index: n,
-            width,
-        };
-        let path = tile.path();
-        let bytes = read_file(dir, &path, WIDTH * (2 + MAX_ENTRY as u64), file(&path))?;
-        let entries = tiles::bundle_entries(&bytes, width)
-            .map_err(|e| VerifyError::bad(file(&path), "bundle-format", e.to_string()))?;
-        check_stale_bundles(dir, &tile, &bytes, &entries)?;
-        for (i, entry) in entries.iter().enumerate() {
-            let index = n * WIDTH + i as u64;
-            if let Some(rules) = rules.as_mut() {
-                rules.check(index, entry)?;
+    let generic = options.generic;
+    let mut consume = |b: Bundle| -> Result<(), VerifyError> {
+        for (i, leaf) in b.leaves.iter().enumerate() {
+            let index = b.n * WIDTH + i as u64;
+            if let (Some(rules), Some(parsed)) = (rules.as_mut(), b.entries.as_ref()) {
+                rules.check(index, &parsed[i])?;
             }
-            tree.push(Hash::leaf(entry))?;
+            tree.push(*leaf)?;
         }
-        progress(((n + 1) * WIDTH).min(size), size);
-    }
+        progress(((b.n + 1) * WIDTH).min(size), size);
+        Ok(())
+    };
+    // Reading, hashing and parsing bundles is the bulk of the work and needs no order: two
+    // threads take alternate bundles, and this one consumes them in order.
+    std::thread::scope(|scope| {
+        let mut inboxes = Vec::new();
+        for w in 0..READERS {
+            let (tx, rx) = std::sync::mpsc::sync_channel(2);
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
+                let mut bytes = Vec::new();
+                for n in (w..bundles).step_by(READERS as usize) {
+                    let b = load_bundle(dir, n, size, generic, &mut bytes);
+                    let failed = b.is_err();
+                    if tx.send(b).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+            match spawned {
+                Ok(_) => inboxes.push(rx),
+                // No thread to be had: read every bundle on this one.
+                Err(_) => {
+                    inboxes.clear();
+                    break;
+                }
+            }
+        }
+        for n in 0..bundles {
+            let b = match inboxes.get((n % READERS) as usize) {
+                Some(rx) => rx
+                    .recv()
+                    .expect("a reader sends every bundle until one fails")?,
+                None => load_bundle(dir, n, size, generic, &mut Vec::new())?,
+            };
+            consume(b)?;
+        }
+        Ok::<_, VerifyError>(())
+    })?;
     tree.finish(&opened)?;
     progress(size, size);
 
@@ -106,6 +129,53 @@ pub fn verify_log(
     })
 }
 
+/// Threads reading bundles.
+const READERS: u64 = 2;
+
+/// One entry bundle, read, hashed and (unless generic) parsed.
+struct Bundle {
+    n: u64,
+    leaves: Vec<Hash>,
+    entries: Option<Vec<Result<Entry, EntryError>>>,
+}
+
+/// Reads bundle `n` of a log of `size` entries and checks its format and older partial copies.
+fn load_bundle(
+    dir: &Path,
+    n: u64,
+    size: u64,
+    generic: bool,
+    bytes: &mut Vec<u8>,
+) -> Result<Bundle, VerifyError> {
+    let whole = size / WIDTH;
+    let width = if n < whole {
+        WIDTH as u16
+    } else {
+        (size % WIDTH) as u16
+    };
+    let tile = TileId {
+        level: None,
+        index: n,
+        width,
+    };
+    let path = tile.path();
+    read_file_into(
+        dir,
+        &path,
+        WIDTH * (2 + MAX_ENTRY as u64),
+        file(&path),
+        bytes,
+    )?;
+    let entries = tiles::bundle_entries(bytes, width)
+        .map_err(|e| VerifyError::bad(file(&path), "bundle-format", e.to_string()))?;
+    check_stale_bundles(dir, &tile, bytes, &entries)?;
+    Ok(Bundle {
+        n,
+        leaves: entries.iter().map(|e| Hash::leaf(e)).collect(),
+        entries: (!generic).then(|| entries.iter().map(|e| Entry::read(e)).collect()),
+    })
+}
+
 fn file(path: &str) -> Location {
     Location::File(path.to_string())
 }
@@ -113,7 +183,20 @@ fn file(path: &str) -> Location {
 /// Reads `dir/rel`, at most `max` bytes. A missing file is proof of a bad log at `at`; any
 /// other failure is an unreadable input.
 fn read_file(dir: &Path, rel: &str, max: u64, at: Location) -> Result<Vec<u8>, VerifyError> {
-    read_bounded(&dir.join(rel), max).map_err(|e| match e.kind() {
+    let mut buf = Vec::new();
+    read_file_into(dir, rel, max, at, &mut buf)?;
+    Ok(buf)
+}
+
+/// [`read_file`] into a buffer the caller reuses.
+fn read_file_into(
+    dir: &Path,
+    rel: &str,
+    max: u64,
+    at: Location,
+    buf: &mut Vec<u8>,
+) -> Result<(), VerifyError> {
+    read_bounded_into(&dir.join(rel), max, buf).map_err(|e| match e.kind() {
         ErrorKind::NotFound => {
             VerifyError::bad(at, "missing", format!("{rel} is not in the directory"))
         }
@@ -387,9 +470,11 @@ impl<'a> EntryRules<'a> {
         }
     }
 
-    fn check(&mut self, index: u64, bytes: &[u8]) -> Result<(), VerifyError> {
+    fn check(&mut self, index: u64, read: &Result<Entry, EntryError>) -> Result<(), VerifyError> {
         let at = || Location::Entry(index);
-        let entry = Entry::read(bytes).map_err(|e| VerifyError::bad(at(), e.rule, e.detail))?;
+        let entry = read
+            .as_ref()
+            .map_err(|e| VerifyError::bad(at(), e.rule, e.detail.clone()))?;
         if let Some(last) = &self.last_time {
             if entry.observed_at < *last {
                 return Err(VerifyError::bad(
@@ -406,10 +491,17 @@ impl<'a> EntryRules<'a> {
         entry
             .check_previous(last)
             .map_err(|e| VerifyError::bad(at(), e.rule, e.detail))?;
-        self.check_blob(index, &entry)?;
-        self.servers
-            .insert(entry.server.as_str().to_string(), (index, entry.surface));
-        self.last_time = Some(entry.observed_at);
+        self.check_blob(index, entry)?;
+        match self.servers.get_mut(entry.server.as_str()) {
+            Some(last) => *last = (index, entry.surface),
+            None => {
+                self.servers
+                    .insert(entry.server.as_str().to_string(), (index, entry.surface));
+            }
+        }
+        if self.last_time.as_ref() != Some(&entry.observed_at) {
+            self.last_time = Some(entry.observed_at.clone());
+        }
         Ok(())
     }
 
