@@ -263,8 +263,10 @@ impl Entry {
         }
         let value = json::parse(bytes, Limits::default())
             .map_err(|e| EntryError::new("entry-json", e.to_string()))?;
-        let canonical =
-            json::to_canonical(&value).map_err(|e| EntryError::new("entry-json", e.to_string()))?;
+        // Sized for the answer expected: a canonical entry writes back to its own length.
+        let mut canonical = Vec::with_capacity(bytes.len());
+        json::write_canonical(&value, &mut canonical)
+            .map_err(|e| EntryError::new("entry-json", e.to_string()))?;
         if canonical != bytes {
             let at = canonical
                 .iter()

@@ -7,6 +7,17 @@ use std::path::Path;
 /// Writes `bytes` to `path` whole or not at all: a temporary file in the same directory, flushed
 /// to disk, then renamed over the target. Missing parent directories are created.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_whole(path, bytes, true)
+}
+
+/// [`write_atomic`] without the flush to disk: for many files followed by one
+/// [`sync_filesystem`]. Another process sees the file whole or not at all; after a power loss
+/// it may be gone until that sync has run.
+pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_whole(path, bytes, false)
+}
+
+fn write_whole(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -14,8 +25,25 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    if sync {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Flushes everything written to the filesystem holding `dir` to disk: one barrier after many
+/// [`write_atomic_unsynced`] files, before the file that refers to them is written.
+pub fn sync_filesystem(dir: &Path) -> io::Result<()> {
+    let f = File::open(dir)?;
+    #[cfg(unix)]
+    {
+        rustix::fs::syncfs(&f)?;
+    }
+    #[cfg(not(unix))]
+    {
+        f.sync_all()?;
+    }
     Ok(())
 }
 

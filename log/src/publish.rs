@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::checkpoint::Checkpoint;
-use crate::files::{read_bounded, sync_dir, write_atomic};
+use crate::files::{read_bounded, sync_dir, sync_filesystem, write_atomic, write_atomic_unsynced};
 use crate::hash::Hash;
 use crate::merkle::{self, CompactRange};
 use crate::note::{Note, SignerKey};
@@ -214,11 +214,15 @@ pub fn publish(
         let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
         let path = blobs_dir.join(hex);
         if !path.exists() {
-            write_atomic(&path, body).map_err(io_err(&path))?;
+            write_atomic_unsynced(&path, body).map_err(io_err(&path))?;
             writer.written += 1;
         }
         Ok::<_, PublishError>(())
     })?;
+
+    // Everything the checkpoint will refer to reaches the disk before the checkpoint does,
+    // including files an interrupted earlier run left unsynced.
+    sync_filesystem(out).map_err(io_err(out))?;
 
     let root = range.root();
     let (note, signed) = match last {
@@ -324,7 +328,7 @@ impl TileWriter<'_> {
         if (end <= self.published || tile.is_partial()) && path.exists() {
             return Ok(());
         }
-        write_atomic(&path, bytes).map_err(io_err(&path))?;
+        write_atomic_unsynced(&path, bytes).map_err(io_err(&path))?;
         self.written += 1;
         Ok(())
     }

@@ -101,6 +101,10 @@ pub struct Store {
 impl Store {
     /// Creates the store for a log named `origin`, or opens it if it exists for that origin.
     pub fn create(path: &Path, origin: &str) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError::Schema(format!("cannot create {}: {e}", dir.display())))?;
+        }
         let store = Store::connect(path)?;
         let tx = store.conn.unchecked_transaction()?;
         tx.execute_batch(

@@ -43,8 +43,9 @@ impl From<PublishError> for Failure {
 }
 
 pub fn init(args: InitArgs) -> Result<Exit, Failure> {
-    Store::create(&args.db, &args.origin)?;
+    // The key first: where none may be made (CI), nothing else is made either.
     let (key, created) = keyfile::load_or_create(&args.key, &args.origin)?;
+    Store::create(&args.db, &args.origin)?;
     if created {
         eprintln!(
             "created the signing key {} (mode 0600); keep it out of the repository",

@@ -51,7 +51,13 @@ pub fn verify_log(
     options: &Options,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<Verified, VerifyError> {
-    let bytes = read_file(dir, "checkpoint", MAX_NOTE as u64, Location::Checkpoint)?;
+    // No checkpoint means no log to check here, not a bad one.
+    let bytes = read_bounded(&dir.join("checkpoint"), MAX_NOTE as u64).map_err(|e| {
+        VerifyError::unreadable(
+            Location::Checkpoint,
+            format!("cannot read {}: {e}", dir.join("checkpoint").display()),
+        )
+    })?;
     let opened = checkpoint::open(&bytes, &options.policy, Location::Checkpoint)?;
     let pinned = match &options.state {
         Some(path) => load_state(path, &options.policy, &opened)?,
