@@ -467,42 +467,44 @@ fn members<'v>(
     Ok(o)
 }
 
-fn get_str<'v>(o: &'v json::Object<'_>, name: &str) -> Result<&'v str, EntryError> {
-    o.get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| field_err(name, "a string"))
+/// The values of an object that [`members`] accepted, in the order of `known`.
+fn fields<'v, const N: usize>(o: &'v json::Object<'v>, known: &[&str; N]) -> [&'v Value<'v>; N] {
+    let in_order = o.iter().map(|(k, _)| k).eq(known.iter().copied());
+    let mut values = o.iter().map(|(_, v)| v);
+    std::array::from_fn(|i| {
+        if in_order {
+            values.next()
+        } else {
+            o.get(known[i])
+        }
+        .expect("members() checked every name is present")
+    })
 }
 
-fn get_digest(o: &json::Object<'_>, name: &str) -> Result<Digest, EntryError> {
-    get_str(o, name)?
+fn string<'v>(v: &'v Value<'_>, name: &str) -> Result<&'v str, EntryError> {
+    v.as_str().ok_or_else(|| field_err(name, "a string"))
+}
+
+fn digest(v: &Value<'_>, name: &str) -> Result<Digest, EntryError> {
+    string(v, name)?
         .parse()
         .map_err(|_| field_err(name, "a digest sha256:<64 lowercase hex>"))
 }
 
-fn get_opt<'v>(o: &'v json::Object<'_>, name: &str) -> Option<&'v Value<'v>> {
-    match o.get(name) {
-        Some(Value::Null) | None => None,
-        Some(v) => Some(v),
-    }
-}
-
-fn get_strings(o: &json::Object<'_>, name: &str) -> Result<Vec<String>, EntryError> {
-    o.get(name)
-        .and_then(Value::as_array)
+fn strings(v: &Value<'_>, name: &str) -> Result<Vec<String>, EntryError> {
+    v.as_array()
         .ok_or_else(|| field_err(name, "an array of strings"))?
         .iter()
-        .map(|v| {
-            v.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| field_err(name, "an array of strings"))
-        })
+        .map(|item| string(item, name).map(str::to_string))
         .collect()
 }
 
 fn from_value(v: &Value<'_>) -> Result<Entry, EntryError> {
     let o = members(v, "the entry", &FIELDS)?;
-    match o.get("v") {
-        Some(Value::Number(n)) if n.literal() == "1" => {}
+    let [blob, instructions, labels, observed_at, previous, probe, prompts, server, surface, tools, version] =
+        fields(o, &FIELDS);
+    match version {
+        Value::Number(n) if n.literal() == "1" => {}
         _ => {
             return Err(EntryError::new(
                 "entry-version",
@@ -510,59 +512,57 @@ fn from_value(v: &Value<'_>) -> Result<Entry, EntryError> {
             ))
         }
     }
-    let previous = match get_opt(o, "previous") {
-        None => None,
-        Some(p) => {
+    let previous = match previous {
+        Value::Null => None,
+        p => {
             let po = members(p, "previous", &["index", "surface"])?;
-            let index = match po.get("index") {
-                Some(Value::Number(n)) => n.literal().parse::<u64>().ok(),
+            let [index, surface] = fields(po, &["index", "surface"]);
+            let index = match index {
+                Value::Number(n) => n.literal().parse::<u64>().ok(),
                 _ => None,
             }
             .ok_or_else(|| field_err("previous.index", "a whole number"))?;
             Some(Previous {
                 index,
-                surface: get_digest(po, "surface")?,
+                surface: digest(surface, "previous.surface")?,
             })
         }
     };
-    let po = members(o.get("probe").expect("checked"), "probe", &PROBE_FIELDS)?;
+    let po = members(probe, "probe", &PROBE_FIELDS)?;
+    let [crawler, env_placeholders, env_supplied, package_version, protocol_asked, protocol_negotiated, sandbox, transport] =
+        fields(po, &PROBE_FIELDS);
     let probe = Probe {
-        crawler: get_str(po, "crawler")?.to_string(),
-        package_version: match get_opt(po, "package_version") {
-            None => None,
-            Some(v) => Some(
-                v.as_str()
-                    .ok_or_else(|| field_err("probe.package_version", "a string or null"))?
-                    .to_string(),
-            ),
+        crawler: string(crawler, "probe.crawler")?.to_string(),
+        package_version: match package_version {
+            Value::Null => None,
+            v => Some(string(v, "probe.package_version")?.to_string()),
         },
-        protocol_asked: get_str(po, "protocol_asked")?.to_string(),
-        protocol_negotiated: get_str(po, "protocol_negotiated")?.to_string(),
-        transport: get_str(po, "transport")?.to_string(),
-        sandbox: get_str(po, "sandbox")?.to_string(),
-        env_supplied: get_strings(po, "env_supplied")?,
-        env_placeholders: get_strings(po, "env_placeholders")?,
-    };
-    let instructions = match get_opt(o, "instructions") {
-        None => None,
-        Some(_) => Some(get_digest(o, "instructions")?),
+        protocol_asked: string(protocol_asked, "probe.protocol_asked")?.to_string(),
+        protocol_negotiated: string(protocol_negotiated, "probe.protocol_negotiated")?.to_string(),
+        transport: string(transport, "probe.transport")?.to_string(),
+        sandbox: string(sandbox, "probe.sandbox")?.to_string(),
+        env_supplied: strings(env_supplied, "probe.env_supplied")?,
+        env_placeholders: strings(env_placeholders, "probe.env_placeholders")?,
     };
     Ok(Entry {
-        observed_at: Timestamp::parse(get_str(o, "observed_at")?)
+        observed_at: Timestamp::parse(string(observed_at, "observed_at")?)
             .ok_or_else(|| field_err("observed_at", "a UTC time YYYY-MM-DDTHH:MM:SSZ"))?,
-        server: get_str(o, "server")?.parse().map_err(
+        server: string(server, "server")?.parse().map_err(
             |e: pinlog_core::server::ServerIdError| {
                 EntryError::new("entry-field", format!("server: {}", e.0))
             },
         )?,
-        surface: get_digest(o, "surface")?,
-        tools: get_digest(o, "tools")?,
-        prompts: get_digest(o, "prompts")?,
-        instructions,
+        surface: digest(surface, "surface")?,
+        tools: digest(tools, "tools")?,
+        prompts: digest(prompts, "prompts")?,
+        instructions: match instructions {
+            Value::Null => None,
+            v => Some(digest(v, "instructions")?),
+        },
         previous,
-        labels: get_strings(o, "labels")?,
+        labels: strings(labels, "labels")?,
         probe,
-        blob: get_digest(o, "blob")?,
+        blob: digest(blob, "blob")?,
     })
 }
 
