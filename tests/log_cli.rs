@@ -200,6 +200,31 @@ fn append_publish_prove_verify() {
     let o = pinlog(&["verify-log", "--proof", p(&receipt), "--vkey", &vkey]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stdout).starts_with("proof OK: entry 1 (npm:pkg sha256:"));
+    let o = pinlog(&[
+        "verify-log",
+        "--proof",
+        p(&receipt),
+        "--vkey",
+        &vkey,
+        "--state",
+        "s",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--state means nothing for one receipt"
+    );
+    let forged = std::fs::read_to_string(&receipt)
+        .unwrap()
+        .replace("index 1\n", "index 2\n");
+    std::fs::write(&receipt, forged).unwrap();
+    let o = pinlog(&["verify-log", "--proof", p(&receipt), "--vkey", &vkey]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stdout).starts_with("proof BAD: proof file: inclusion: entry 2: "),
+        "{}",
+        text(&o.stdout)
+    );
 
     // Exit codes: a tampered tile is proven bad (1); a wrong key proves nothing good (1); a
     // malformed key is a usage error (2); a directory without a checkpoint is unreadable (4).

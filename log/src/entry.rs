@@ -500,18 +500,17 @@ fn strings(v: &Value<'_>, name: &str) -> Result<Vec<String>, EntryError> {
 }
 
 fn from_value(v: &Value<'_>) -> Result<Entry, EntryError> {
-    let o = members(v, "the entry", &FIELDS)?;
-    let [blob, instructions, labels, observed_at, previous, probe, prompts, server, surface, tools, version] =
-        fields(o, &FIELDS);
-    match version {
-        Value::Number(n) if n.literal() == "1" => {}
-        _ => {
-            return Err(EntryError::new(
-                "entry-version",
-                "v must be 1; this reader knows no other entry version",
-            ))
-        }
+    // The version first: another version may well have other members.
+    let version = v.as_object().and_then(|o| o.get("v"));
+    if !matches!(version, Some(Value::Number(n)) if n.literal() == "1") {
+        return Err(EntryError::new(
+            "entry-version",
+            "v must be 1; this reader knows no other entry version",
+        ));
     }
+    let o = members(v, "the entry", &FIELDS)?;
+    let [blob, instructions, labels, observed_at, previous, probe, prompts, server, surface, tools, _] =
+        fields(o, &FIELDS);
     let previous = match previous {
         Value::Null => None,
         p => {

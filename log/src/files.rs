@@ -5,16 +5,20 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 /// Writes `bytes` to `path` whole or not at all: a temporary file in the same directory, flushed
-/// to disk, then renamed over the target. Missing parent directories are created.
+/// to disk, then renamed over the target. The directory must exist.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_whole(path, bytes, true)
 }
 
-/// [`write_atomic`] without the flush to disk: for many files followed by one
-/// [`sync_filesystem`]. Another process sees the file whole or not at all; after a power loss
-/// it may be gone until that sync has run.
+/// [`write_atomic`] without the flush to disk, creating missing parent directories: for the
+/// many files of a log directory, followed by one [`sync_filesystem`]. Another process sees the
+/// file whole or not at all; after a power loss it may be gone until that sync has run.
 pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_whole(path, bytes, false)
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    // Without a filesystem-wide sync to rely on later, each file is flushed now.
+    write_whole(path, bytes, !cfg!(unix))
 }
 
 fn write_whole(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
@@ -22,7 +26,6 @@ fn write_whole(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
     if sync {

@@ -121,6 +121,7 @@ pub fn publish(
             key.name()
         )));
     }
+    std::fs::create_dir_all(out).map_err(io_err(out))?;
     let size = store.size()?;
     let last = store.last_checkpoint()?;
     let served = served_checkpoint(out, key)?;
@@ -152,6 +153,7 @@ pub fn publish(
         }
         Ok(())
     };
+    check(&range)?;
     if check_to > 0 {
         store.for_each_entry(0, false, |e| {
             if e.index < check_to {
@@ -246,7 +248,16 @@ pub fn publish(
             (note, true)
         }
     };
-    if served.map(|(_, text)| text).as_deref() != Some(note.as_str()) {
+    // A served checkpoint for this very tree stays: it may carry witness cosignatures since.
+    let served_body = served.map(|(c, _)| c.to_text());
+    let body = Checkpoint {
+        origin,
+        size,
+        root,
+        extensions: Vec::new(),
+    }
+    .to_text();
+    if served_body.as_deref() != Some(body.as_str()) {
         let path = out.join(CHECKPOINT);
         write_atomic(&path, note.as_bytes()).map_err(io_err(&path))?;
         sync_dir(out).map_err(io_err(out))?;

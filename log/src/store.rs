@@ -451,19 +451,24 @@ fn append_in(
         )),
     };
     entry.check_previous(last)?;
-    let stored: bool = tx.query_row(
-        "SELECT EXISTS (SELECT 1 FROM blobs WHERE digest = ?1)",
-        [entry.blob.to_string()],
-        |r| r.get(0),
-    )?;
+    let stored: Option<Vec<u8>> = tx
+        .query_row(
+            "SELECT body FROM blobs WHERE digest = ?1",
+            [entry.blob.to_string()],
+            |r| r.get(0),
+        )
+        .optional()?;
     match (blob, stored) {
-        (Some(b), false) => {
+        (Some(b), None) => {
             tx.execute(
                 "INSERT INTO blobs (digest, body) VALUES (?1, ?2)",
                 params![entry.blob.to_string(), b],
             )?;
         }
-        (None, false) => {
+        // A blob given was checked above; one already stored is held to this entry too.
+        (None, Some(b)) => entry.check_blob(&SurfaceSummary::read(&b)?)?,
+        (Some(_), Some(_)) => {}
+        (None, None) => {
             return Err(refuse(
                 "blob-missing",
                 format!(
@@ -472,7 +477,6 @@ fn append_in(
                 ),
             ))
         }
-        _ => {}
     }
     let leaf = Hash::leaf(body);
     tx.execute(

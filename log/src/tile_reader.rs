@@ -14,7 +14,19 @@ use crate::tiles::{self, TileId, HEIGHT, MAX_ENTRY, WIDTH};
 #[derive(Debug)]
 pub struct TileReadError {
     pub tile: String,
+    pub fault: TileFault,
     pub detail: String,
+}
+
+/// What was wrong with a tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TileFault {
+    /// The directory does not have it.
+    Missing,
+    /// It is there, and its bytes cannot be what its name says.
+    Damaged,
+    /// It could not be read (permissions, I/O).
+    Unreadable,
 }
 
 impl fmt::Display for TileReadError {
@@ -62,6 +74,11 @@ impl TileReader {
     fn read(&self, tile: &TileId, max: u64) -> Result<Vec<u8>, TileReadError> {
         read_bounded(&self.dir.join(tile.path()), max).map_err(|e| TileReadError {
             tile: tile.path(),
+            fault: match e.kind() {
+                std::io::ErrorKind::NotFound => TileFault::Missing,
+                std::io::ErrorKind::InvalidData => TileFault::Damaged,
+                _ => TileFault::Unreadable,
+            },
             detail: e.to_string(),
         })
     }
@@ -72,6 +89,7 @@ impl TileReader {
             let bytes = self.read(&tile, WIDTH * 32)?;
             let hashes = tiles::decode_hashes(&bytes, tile.width).map_err(|e| TileReadError {
                 tile: tile.path(),
+                fault: TileFault::Damaged,
                 detail: e.to_string(),
             })?;
             // Proofs touch a handful of tiles; a bound keeps a long walk from hoarding them.
@@ -89,6 +107,7 @@ impl TileReader {
         let bytes = self.read(&tile, WIDTH * (2 + MAX_ENTRY as u64))?;
         let entries = tiles::bundle_entries(&bytes, tile.width).map_err(|e| TileReadError {
             tile: tile.path(),
+            fault: TileFault::Damaged,
             detail: e.to_string(),
         })?;
         Ok(entries[(index % WIDTH) as usize].to_vec())
@@ -110,6 +129,7 @@ impl HashSource for TileReader {
         let Some(span) = hashes.get(at..at + want) else {
             return Err(TileReadError {
                 tile: self.tile_for(Some(tile_level), first).path(),
+                fault: TileFault::Damaged,
                 detail: "the tile is too short for the tree size".into(),
             });
         };

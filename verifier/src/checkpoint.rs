@@ -39,8 +39,9 @@ pub fn open(bytes: &[u8], policy: &Policy, at: Location) -> Result<Opened, Verif
         ),
         other => VerifyError::bad(at.clone(), "checkpoint-signature", other.to_string()),
     })?;
+    // Signed by the pinned key, a malformed body is the log's own doing: proof, not noise.
     let checkpoint = Checkpoint::parse(&note.text)
-        .map_err(|e| VerifyError::unreadable(at.clone(), e.to_string()))?;
+        .map_err(|e| VerifyError::bad(at.clone(), "checkpoint-format", e.to_string()))?;
     if !signed.contains(&checkpoint.origin) {
         return Err(VerifyError::bad(
             at,

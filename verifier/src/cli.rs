@@ -39,7 +39,7 @@ pub struct VerifyLogArgs {
     pub quorum: Option<usize>,
     /// Remember the verified checkpoint in FILE, and prove the log consistent with the one
     /// remembered there (a rollback or a fork fails)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "proof")]
     pub state: Option<PathBuf>,
     /// Check only the tlog-tiles layers, for a log that is not pinlog's
     #[arg(long)]
@@ -85,7 +85,7 @@ pub fn run(args: VerifyLogArgs) -> u8 {
                 );
                 EXIT_OK
             }
-            Err(e) => report(&e),
+            Err(e) => report(&e, "proof"),
         };
     }
     let dir = args
@@ -123,14 +123,16 @@ pub fn run(args: VerifyLogArgs) -> u8 {
             );
             EXIT_OK
         }
-        Err(e) => report(&e),
+        Err(e) => report(&e, "log"),
     }
 }
 
-fn report(e: &crate::VerifyError) -> u8 {
+/// Prints a failure: `<what> BAD: …` on standard output when it is proven, `error: …` on standard
+/// error when an input could not be read.
+fn report(e: &crate::VerifyError, what: &str) -> u8 {
     let line = render::safe(&e.to_string()).into_owned();
     match e.exit_code() {
-        1 => println!("log BAD: {line}"),
+        1 => println!("{what} BAD: {line}"),
         _ => eprintln!("error: {line}"),
     }
     e.exit_code()

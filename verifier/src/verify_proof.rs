@@ -7,7 +7,7 @@ use pinlog_log::files::read_bounded;
 use pinlog_log::merkle::{self, verify_inclusion};
 use pinlog_log::note::MAX_NOTE;
 use pinlog_log::proof::Receipt;
-use pinlog_log::tile_reader::TileReader;
+use pinlog_log::tile_reader::{TileFault, TileReadError, TileReader};
 use pinlog_log::Hash;
 
 use crate::checkpoint::{self, Opened, Policy};
@@ -38,9 +38,7 @@ pub fn verify_proof(
     let copy = dir.map(|d| open_copy(d, policy, c.size)).transpose()?;
     let entry_bytes = match (&r.extra, &copy) {
         (Some(extra), _) => extra.clone(),
-        (None, Some(reader)) => reader
-            .entry(r.index)
-            .map_err(|e| VerifyError::bad(Location::File(e.tile.clone()), "missing", e.detail))?,
+        (None, Some(reader)) => reader.entry(r.index).map_err(tile_error)?,
         (None, None) => {
             return Err(VerifyError::unreadable(
                 Location::Proof,
@@ -63,8 +61,7 @@ pub fn verify_proof(
         )
     })?;
     if let Some(mut reader) = copy {
-        let root = merkle::tree_root(&mut reader, c.size)
-            .map_err(|e| VerifyError::bad(Location::File(e.tile.clone()), "missing", e.detail))?;
+        let root = merkle::tree_root(&mut reader, c.size).map_err(tile_error)?;
         if root != c.root {
             return Err(VerifyError::bad(
                 Location::Proof,
@@ -107,4 +104,13 @@ fn open_copy(dir: &Path, policy: &Policy, size: u64) -> Result<TileReader, Verif
         ));
     }
     Ok(TileReader::new(dir, theirs.checkpoint.size))
+}
+
+fn tile_error(e: TileReadError) -> VerifyError {
+    let at = Location::File(e.tile);
+    match e.fault {
+        TileFault::Missing => VerifyError::bad(at, "missing", e.detail),
+        TileFault::Damaged => VerifyError::bad(at, "tile-mismatch", e.detail),
+        TileFault::Unreadable => VerifyError::unreadable(at, e.detail),
+    }
 }

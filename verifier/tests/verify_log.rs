@@ -285,6 +285,11 @@ fn witnesses_count_toward_a_quorum() {
     };
     let v = verify_log(&out, &with(2, &[&w1, &w2, &w3]), |_, _| {}).unwrap();
     assert_eq!(v.opened.cosigned.len(), 2);
+    // Publishing again with nothing new keeps the cosigned checkpoint as it is.
+    let cosigned = std::fs::read(&path).unwrap();
+    let again = publish(&mut store, &key(), &out, |_, _| {}).unwrap();
+    assert_eq!((again.signed, again.written), (false, 0));
+    assert_eq!(std::fs::read(&path).unwrap(), cosigned);
     let e = bad(verify_log(&out, &with(3, &[&w1, &w2, &w3]), |_, _| {}));
     assert_eq!(e.rule, "witness-quorum");
     // A cosignature that does not verify fails, whatever the quorum.
