@@ -197,6 +197,13 @@ fn append_publish_prove_verify() {
     assert!(std::fs::read_to_string(&receipt)
         .unwrap()
         .starts_with("c2sp.org/tlog-proof@v1\nextra "));
+    let o = pinlog(&["log", "prove", "--dir", p(&out), "--index", "3"]);
+    assert_eq!(o.status.code(), Some(4), "entry 3 is past the end");
+    assert!(
+        text(&o.stderr).contains("index 3 is not in a tree of size 3"),
+        "{}",
+        text(&o.stderr)
+    );
     let o = pinlog(&["verify-log", "--proof", p(&receipt), "--vkey", &vkey]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stdout).starts_with("proof OK: entry 1 (npm:pkg sha256:"));

@@ -10,7 +10,9 @@ pub mod keyfile;
 pub mod merkle;
 pub mod note;
 pub mod proof;
+#[cfg(feature = "store")]
 pub mod publish;
+#[cfg(feature = "store")]
 pub mod store;
 pub mod tile_reader;
 pub mod tiles;

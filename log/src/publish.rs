@@ -31,6 +31,8 @@ pub enum PublishError {
     Refused(String),
     /// A tile the proof needs is missing or damaged.
     Tile(TileReadError),
+    /// No receipt can be made: the index is outside the log, or the directory is not a log.
+    CannotProve(String),
 }
 
 impl fmt::Display for PublishError {
@@ -40,6 +42,7 @@ impl fmt::Display for PublishError {
             PublishError::Io { path, error } => write!(f, "{}: {error}", path.display()),
             PublishError::Refused(why) => f.write_str(why),
             PublishError::Tile(e) => write!(f, "tile: {e}"),
+            PublishError::CannotProve(why) => f.write_str(why),
         }
     }
 }
@@ -372,18 +375,18 @@ pub fn prove(dir: &Path, index: u64) -> Result<Receipt, PublishError> {
     let path = dir.join(CHECKPOINT);
     let bytes = read_bounded(&path, crate::note::MAX_NOTE as u64).map_err(io_err(&path))?;
     let note = Note::parse(&bytes)
-        .map_err(|e| PublishError::Refused(format!("{}: {e}", path.display())))?;
+        .map_err(|e| PublishError::CannotProve(format!("{}: {e}", path.display())))?;
     let c = Checkpoint::parse(&note.text)
-        .map_err(|e| PublishError::Refused(format!("{}: {e}", path.display())))?;
+        .map_err(|e| PublishError::CannotProve(format!("{}: {e}", path.display())))?;
     let mut reader = TileReader::new(dir, c.size);
     let proof = match merkle::inclusion_proof(&mut reader, index, c.size)? {
         Ok(p) => p,
-        Err(e) => return Err(PublishError::Refused(e.to_string())),
+        Err(e) => return Err(PublishError::CannotProve(e.to_string())),
     };
     let entry = reader.entry(index)?;
     // A receipt that does not verify against its own directory is never handed out.
     merkle::verify_inclusion(index, c.size, &Hash::leaf(&entry), &proof, &c.root).map_err(|e| {
-        PublishError::Refused(format!(
+        PublishError::CannotProve(format!(
             "the directory's tiles do not prove entry {index} ({e}); run verify-log on it"
         ))
     })?;
