@@ -28,19 +28,7 @@ if [ ! -s "$listing" ]; then
 fi
 bytes=$(stat -c %s "$listing")
 
-# Milliseconds of the fastest of $runs runs of a command, output discarded.
-best_ms() {
-  local best=""
-  for _ in $(seq "$runs"); do
-    local start end ms
-    start=$(date +%s%N)
-    "$@" >/dev/null
-    end=$(date +%s%N)
-    ms=$(( (end - start) / 1000000 ))
-    if [ -z "$best" ] || [ "$ms" -lt "$best" ]; then best=$ms; fi
-  done
-  echo "$best"
-}
+source bench/lib.sh
 
 # Warm the page cache so every command reads the file from memory.
 cat "$listing" >/dev/null

@@ -23,18 +23,7 @@ python=.ci/venv/bin/python
 cargo build --release --quiet
 pinlog=$(pwd)/target/release/pinlog
 
-best_ms() {
-  local best=""
-  for _ in $(seq "$runs"); do
-    local start end ms
-    start=$(date +%s%N)
-    "$@" >/dev/null
-    end=$(date +%s%N)
-    ms=$(( (end - start) / 1000000 ))
-    if [ -z "$best" ] || [ "$ms" -lt "$best" ]; then best=$ms; fi
-  done
-  echo "$best"
-}
+source bench/lib.sh
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 echo "machine: $cpu, $(nproc) cores"

@@ -277,13 +277,7 @@ fn a_publisher_killed_at_any_point_leaves_a_verifiable_directory() {
     let out = dir.join("out");
     let mut store = store_with(&db, 2_000, 40);
     pinlog_log::publish::publish(&mut store, &common::key(), &out, |_, _| {}).unwrap();
-    let mut chain = Chain::default();
-    store
-        .for_each_entry(0, true, |e| {
-            chain.replay(&e.body);
-            Ok::<_, pinlog_log::store::StoreError>(())
-        })
-        .unwrap();
+    let mut chain = Chain::from_store(&store);
     append_more(&mut store, &mut chain, 2_000, 40_000, 40);
     drop(store);
 

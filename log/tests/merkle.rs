@@ -1,6 +1,8 @@
 //! RFC 9162 proofs against the transparency-dev/merkle vectors, and proofs built here checked
 //! against a from-the-definition tree.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use base64::engine::general_purpose::STANDARD;
@@ -20,23 +22,6 @@ fn testdata() -> PathBuf {
     let dir = shared.join("vectors/merkle/testdata");
     assert!(dir.is_dir(), "no vectors at {}", dir.display());
     dir
-}
-
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if p.extension().is_some_and(|x| x == "json") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// A hash from a vector, or `None` when the value is not 32 bytes: the vectors use placeholders
@@ -74,58 +59,48 @@ fn load(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
-#[test]
-fn inclusion_vectors() {
-    let all = files(&testdata().join("inclusion"));
-    assert!(all.len() > 50, "only {} inclusion vectors", all.len());
+/// Runs every vector below `kind`, and checks there are enough of each outcome to mean something.
+fn run_vectors(kind: &str, verify: impl Fn(&serde_json::Value) -> Option<Result<(), ProofError>>) {
+    let all = common::files_below(&testdata().join(kind), "json");
+    assert!(all.len() > 50, "only {} {kind} vectors", all.len());
     let (mut good, mut bad) = (0, 0);
     for p in all {
         let v = load(&p);
-        let got = (|| {
-            Some(verify_inclusion(
-                v["leafIdx"].as_u64().unwrap(),
-                v["treeSize"].as_u64().unwrap(),
-                &hash(&v["leafHash"])?,
-                &proof(&v["proof"])?,
-                &hash(&v["root"])?,
-            ))
-        })();
         let want_err = v["wantErr"].as_bool().unwrap();
-        check(&p, want_err, got);
+        check(&p, want_err, verify(&v));
         if want_err {
             bad += 1
         } else {
             good += 1
         }
     }
-    assert!(good >= 5 && bad >= 50, "{good} good, {bad} bad");
+    assert!(good >= 5 && bad >= 50, "{kind}: {good} good, {bad} bad");
+}
+
+#[test]
+fn inclusion_vectors() {
+    run_vectors("inclusion", |v| {
+        Some(verify_inclusion(
+            v["leafIdx"].as_u64().unwrap(),
+            v["treeSize"].as_u64().unwrap(),
+            &hash(&v["leafHash"])?,
+            &proof(&v["proof"])?,
+            &hash(&v["root"])?,
+        ))
+    });
 }
 
 #[test]
 fn consistency_vectors() {
-    let all = files(&testdata().join("consistency"));
-    assert!(all.len() > 50, "only {} consistency vectors", all.len());
-    let (mut good, mut bad) = (0, 0);
-    for p in all {
-        let v = load(&p);
-        let got = (|| {
-            Some(verify_consistency(
-                v["size1"].as_u64().unwrap(),
-                v["size2"].as_u64().unwrap(),
-                &proof(&v["proof"])?,
-                &hash(&v["root1"])?,
-                &hash(&v["root2"])?,
-            ))
-        })();
-        let want_err = v["wantErr"].as_bool().unwrap();
-        check(&p, want_err, got);
-        if want_err {
-            bad += 1
-        } else {
-            good += 1
-        }
-    }
-    assert!(good >= 5 && bad >= 50, "{good} good, {bad} bad");
+    run_vectors("consistency", |v| {
+        Some(verify_consistency(
+            v["size1"].as_u64().unwrap(),
+            v["size2"].as_u64().unwrap(),
+            &proof(&v["proof"])?,
+            &hash(&v["root1"])?,
+            &hash(&v["root2"])?,
+        ))
+    });
 }
 
 /// MTH straight from RFC 9162 section 2.1.1, recursive over the leaf data.

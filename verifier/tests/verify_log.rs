@@ -46,20 +46,10 @@ fn bad(r: Result<Verified, VerifyError>) -> VerifyError {
 
 /// Every file of a published directory, relative paths, sorted.
 fn files(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().to_str().unwrap().to_string());
-            }
-        }
-    }
-    out.sort();
-    out
+    common::files_below(dir, "")
+        .iter()
+        .map(|p| p.strip_prefix(dir).unwrap().to_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -118,7 +108,7 @@ fn three_tile_levels_publish_grow_and_verify() {
 
     // Grow by a partial tile's worth: the old partial tiles stay, the new ones join them, and
     // both old and new verify; the state proves the growth consistent.
-    let mut chain = rebuild_chain(&store);
+    let mut chain = Chain::from_store(&store);
     append_more(&mut store, &mut chain, 70_000, 70_300, 500);
     let p = publish(&mut store, &key(), &out, |_, _| {}).unwrap();
     assert!(p.signed);
@@ -130,18 +120,6 @@ fn three_tile_levels_publish_grow_and_verify() {
     let v = verify_log(&out, &options(Some(state.clone())), |_, _| {}).unwrap();
     assert_eq!(v.previous_size, Some(70_000));
     assert_eq!(v.opened.checkpoint.size, 70_300);
-}
-
-/// A chain that continues the entries already in `store`.
-fn rebuild_chain(store: &Store) -> Chain {
-    let mut chain = Chain::default();
-    store
-        .for_each_entry(0, true, |e| {
-            chain.replay(&e.body);
-            Ok::<_, pinlog_log::store::StoreError>(())
-        })
-        .unwrap();
-    chain
 }
 
 #[test]
@@ -215,7 +193,7 @@ fn a_rollback_and_a_fork_fail_with_state() {
     copy_dir(&a_dir, &a_300);
     verify_log(&a_dir, &options(Some(state.clone())), |_, _| {}).unwrap();
     // A grows to 400 and verifies against the state.
-    let mut chain = rebuild_chain(&a);
+    let mut chain = Chain::from_store(&a);
     append_more(&mut a, &mut chain, 300, 400, 5);
     publish(&mut a, &key(), &a_dir, |_, _| {}).unwrap();
     verify_log(&a_dir, &options(Some(state.clone())), |_, _| {}).unwrap();
@@ -226,7 +204,7 @@ fn a_rollback_and_a_fork_fail_with_state() {
 
     // Log B: same key and origin, the same first 300 entries, then 100 other ones; a split view.
     let mut b = store_with(&tmp.path().join("b.db"), 300, 5);
-    let mut chain = rebuild_chain(&b);
+    let mut chain = Chain::from_store(&b);
     append_more(&mut b, &mut chain, 300, 400, 7);
     let b_dir = tmp.path().join("b");
     publish(&mut b, &key(), &b_dir, |_, _| {}).unwrap();
@@ -234,7 +212,7 @@ fn a_rollback_and_a_fork_fail_with_state() {
     let e = bad(verify_log(&b_dir, &options(Some(state.clone())), |_, _| {}));
     assert_eq!(e.rule, "fork");
     // B grown past A: the fork is found on the way, at A's size.
-    let mut chain = rebuild_chain(&b);
+    let mut chain = Chain::from_store(&b);
     append_more(&mut b, &mut chain, 400, 450, 7);
     publish(&mut b, &key(), &b_dir, |_, _| {}).unwrap();
     let e = bad(verify_log(&b_dir, &options(Some(state.clone())), |_, _| {}));

@@ -2,13 +2,13 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use pinlog_core::json::{self, Limits};
 use pinlog_core::Digest;
 use pinlog_log::entry::{surface_digest, Entry, Previous, Probe, SurfaceSummary, Timestamp};
 use pinlog_log::note::SignerKey;
-use pinlog_log::store::Store;
+use pinlog_log::store::{Store, StoreError};
 
 pub const ORIGIN: &str = "example.com/pinlog-test";
 
@@ -129,5 +129,37 @@ pub fn append_more(store: &mut Store, chain: &mut Chain, from: u64, to: u64, ser
                 .unwrap();
             batch.clear();
         }
+    }
+}
+
+/// Every file below `dir` whose name ends in `ext` (every file for `""`), sorted.
+pub fn files_below(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.to_str().unwrap().ends_with(ext) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+impl Chain {
+    /// A chain that continues the entries already in `store`.
+    pub fn from_store(store: &Store) -> Chain {
+        let mut chain = Chain::default();
+        store
+            .for_each_entry(0, true, |e| {
+                chain.replay(&e.body);
+                Ok::<_, StoreError>(())
+            })
+            .unwrap();
+        chain
     }
 }
