@@ -55,6 +55,34 @@ enum Command {
     /// Prints `log OK: <origin>, <size> entries, root <base64>`, or `log BAD: <where>: <rule>:
     /// <detail>` and exits 1. See docs/VERIFYING.md.
     VerifyLog(pinlog_verifier::cli::VerifyLogArgs),
+    /// Print the surface one server serves, as a one-server manifest (JSON)
+    ///
+    /// Runs the command after `--` as an MCP server over stdio (no shell), reads its tools and
+    /// prompts (each listing read --passes times) and its instructions, and prints the manifest
+    /// on standard output. No tool is ever called. A summary goes to standard error.
+    Probe(ProbeArgs),
+}
+
+#[derive(Args)]
+struct ProbeArgs {
+    /// The protocol revision to ask for
+    #[arg(long, value_name = "REV", default_value = "2025-11-25")]
+    protocol: pinlog_mcp::revision::Revision,
+    /// How many times each listing is read; the manifest is complete only if all agree
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=10))]
+    passes: u32,
+    /// The server's id in the manifest
+    #[arg(long)]
+    id: Option<String>,
+    /// The longest wait for one answer, in milliseconds (the whole look gets four times this)
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    timeout_ms: u64,
+    /// Write the manifest to this file (whole or not at all) instead of standard output
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// The server's command and its arguments
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -191,6 +219,7 @@ fn main() -> ExitCode {
             (Render { ascii: false }, outcome)
         }
         Command::VerifyLog(args) => return ExitCode::from(pinlog_verifier::cli::run(args)),
+        Command::Probe(args) => (Render { ascii: false }, cmd::probe::run(args)),
     };
     match outcome {
         Ok(exit) => exit.into(),

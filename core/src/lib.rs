@@ -6,6 +6,7 @@
 
 pub mod digest;
 pub mod json;
+pub mod manifest;
 pub mod pointer;
 pub mod render;
 pub mod server;

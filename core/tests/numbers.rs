@@ -194,3 +194,19 @@ fn a_document_of_many_undecidable_literals_gets_a_bounded_report() {
         .to_string()
         .ends_with(&format!("; and {} more", streamed.more)));
 }
+
+#[test]
+fn as_served_keeps_undecidable_literals_and_canonicalises_the_rest() {
+    let v = pinlog_core::json::parse(
+        br#"{"b": 9007199254740993, "a": 1.0, "c": [1E30, 2e0]}"#,
+        pinlog_core::json::Limits::default(),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    pinlog_core::json::write_as_served(&v, &mut out);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        r#"{"a":1,"b":9007199254740993,"c":[1E30,2]}"#
+    );
+    assert!(pinlog_core::json::to_canonical(&v).is_err());
+}

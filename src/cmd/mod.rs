@@ -3,3 +3,4 @@
 pub mod canon;
 pub mod digest;
 pub mod log;
+pub mod probe;

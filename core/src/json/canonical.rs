@@ -125,6 +125,7 @@ pub fn write_canonical(value: &Value<'_>, out: &mut Vec<u8>) -> Result<(), Undec
     let mut w = Writer {
         out,
         undecidable: false,
+        keep_literals: false,
     };
     w.value(value);
     if !w.undecidable {
@@ -136,9 +137,22 @@ pub fn write_canonical(value: &Value<'_>, out: &mut Vec<u8>) -> Result<(), Undec
     Err(found.take())
 }
 
+/// Appends a value in canonical form, except that a number with no canonical form is written as
+/// the literal it was read as: for documents that carry what a server served (manifests), where
+/// an undecidable number must stay visible rather than fail the whole document.
+pub fn write_as_served(value: &Value<'_>, out: &mut Vec<u8>) {
+    Writer {
+        out,
+        undecidable: false,
+        keep_literals: true,
+    }
+    .value(value);
+}
+
 struct Writer<'o> {
     out: &'o mut Vec<u8>,
     undecidable: bool,
+    keep_literals: bool,
 }
 
 impl Writer<'_> {
@@ -151,6 +165,9 @@ impl Writer<'_> {
             Value::Number(n) => {
                 if write_number(self.out, n.literal()).is_err() {
                     self.undecidable = true;
+                    if self.keep_literals {
+                        self.out.extend_from_slice(n.literal().as_bytes());
+                    }
                 }
             }
             Value::String(s) => write_string(self.out, s),

@@ -1,0 +1,109 @@
+//! A JSON-RPC client over one transport: requests numbered as any client numbers them, answers
+//! matched by id, the server's own requests answered, every wait bounded.
+
+use std::time::Duration;
+
+use pinlog_core::json::Value;
+
+use crate::caps::Caps;
+use crate::error::WireError;
+use crate::jsonrpc::{self, Incoming};
+use crate::stdio::{Stderr, StdioTransport};
+
+/// How messages reach the server.
+pub enum Transport {
+    Stdio(StdioTransport),
+}
+
+impl Transport {
+    async fn send(&mut self, message: &[u8]) -> Result<(), WireError> {
+        match self {
+            Transport::Stdio(t) => t.send(message).await,
+        }
+    }
+
+    async fn recv(&mut self) -> Result<Vec<u8>, WireError> {
+        match self {
+            Transport::Stdio(t) => t.recv().await,
+        }
+    }
+
+    /// Ends the connection; for a process, what it wrote on standard error.
+    pub async fn close(self) -> Stderr {
+        match self {
+            Transport::Stdio(t) => t.shutdown().await,
+        }
+    }
+}
+
+pub struct Client {
+    transport: Transport,
+    next_id: u64,
+    caps: Caps,
+    /// Notifications the server sent, by method, in order (e.g. a `list_changed` mid-listing).
+    pub notifications: Vec<String>,
+}
+
+impl Client {
+    pub fn new(transport: Transport, caps: Caps) -> Client {
+        Client {
+            transport,
+            next_id: 0,
+            caps,
+            notifications: Vec::new(),
+        }
+    }
+
+    pub fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    /// Sends a request and waits for its answer.
+    pub async fn call(&mut self, method: &str, params: &[u8]) -> Result<Value<'static>, WireError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.transport
+            .send(&jsonrpc::request(id, method, params))
+            .await?;
+        let wait = Duration::from_millis(self.caps.call_ms);
+        match tokio::time::timeout(wait, self.answer(id, method)).await {
+            Ok(r) => r,
+            Err(_) => Err(WireError::Timeout(format!(
+                "no answer to {method} within {} ms",
+                self.caps.call_ms
+            ))),
+        }
+    }
+
+    async fn answer(&mut self, id: u64, method: &str) -> Result<Value<'static>, WireError> {
+        loop {
+            let bytes = self.transport.recv().await?;
+            match jsonrpc::read(&bytes, self.caps.message_bytes)? {
+                Incoming::Response { id: got, outcome } if got == id => {
+                    return outcome.map_err(|error| WireError::Rpc {
+                        method: method.to_string(),
+                        error,
+                    });
+                }
+                // An answer to an earlier request that timed out, or not for us: not this one.
+                Incoming::Response { .. } | Incoming::Stray => {}
+                Incoming::Request { id, method } => {
+                    self.transport.send(&jsonrpc::answer(&id, &method)).await?;
+                }
+                Incoming::Notification { method } => {
+                    if self.notifications.len() < 1000 {
+                        self.notifications.push(method);
+                    }
+                }
+            }
+        }
+    }
+
+    pub async fn notify(&mut self, method: &str) -> Result<(), WireError> {
+        self.transport.send(&jsonrpc::notification(method)).await
+    }
+
+    pub async fn close(self) -> Stderr {
+        self.transport.close().await
+    }
+}

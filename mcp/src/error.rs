@@ -1,0 +1,52 @@
+//! Why talking to a server failed. Every message may quote the server; render it safely before
+//! printing (core's `render`).
+
+use std::fmt;
+
+use crate::jsonrpc::RpcError;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WireError {
+    /// The server could not be started or reached.
+    Unreachable(String),
+    /// The server answered something that is not one strict JSON-RPC message.
+    Malformed(String),
+    /// A message, or all messages together, passed a configured cap.
+    TooLarge(String),
+    /// No answer in the time allowed.
+    Timeout(String),
+    /// The server closed the connection or exited before answering.
+    Closed(String),
+    /// The server answered a request with a JSON-RPC error.
+    Rpc { method: String, error: RpcError },
+    /// The server wants credentials (HTTP 401 or 403); the resource metadata URL if it gave one.
+    NeedsCredentials(Option<String>),
+    /// The server broke a rule of the protocol (a version this build does not know, a repeated
+    /// cursor, too many pages).
+    Protocol(String),
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WireError::Unreachable(m) => write!(f, "unreachable: {m}"),
+            WireError::Malformed(m) => write!(f, "malformed-answer: {m}"),
+            WireError::TooLarge(m) => write!(f, "too-large: {m}"),
+            WireError::Timeout(m) => write!(f, "timeout: {m}"),
+            WireError::Closed(m) => write!(f, "closed: {m}"),
+            WireError::Rpc { method, error } => write!(f, "rpc-error: {method}: {error}"),
+            WireError::NeedsCredentials(Some(url)) => {
+                write!(
+                    f,
+                    "needs-credentials: the server asks for authorization ({url})"
+                )
+            }
+            WireError::NeedsCredentials(None) => {
+                f.write_str("needs-credentials: the server asks for authorization")
+            }
+            WireError::Protocol(m) => write!(f, "protocol: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for WireError {}

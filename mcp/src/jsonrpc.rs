@@ -1,0 +1,266 @@
+//! JSON-RPC 2.0 messages as MCP uses them: what the client writes, and what it makes of what a
+//! server writes, read with the core strict reader.
+
+use std::fmt;
+
+use pinlog_core::json::{self, Limits, Value};
+
+use crate::error::WireError;
+
+/// A JSON-RPC error object from a server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+}
+
+impl fmt::Display for RpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+/// One message from a server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// The answer to a request of ours: its id, and the result or the error.
+    Response {
+        id: u64,
+        outcome: Result<Value<'static>, RpcError>,
+    },
+    /// A request from the server (`ping`, `roots/list`, …), with its id exactly as written.
+    Request { id: Value<'static>, method: String },
+    /// A notification (`notifications/tools/list_changed`, logging, progress).
+    Notification { method: String },
+    /// An answer whose id is not one this client uses (a string, a number it never sent).
+    Stray,
+}
+
+/// Reads one message. A batch (an array) is refused: no revision this client speaks lets a
+/// server answer a single request with one.
+pub fn read(bytes: &[u8], max: usize) -> Result<Incoming, WireError> {
+    let value = json::parse(bytes, Limits::with_max_bytes(max))
+        .map_err(|e| WireError::Malformed(format!("the message is not strict JSON: {e}")))?;
+    let Some(o) = value.as_object() else {
+        return Err(WireError::Malformed(format!(
+            "a message must be a JSON object, not {}",
+            value.kind()
+        )));
+    };
+    if o.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(WireError::Malformed(
+            "the message does not say \"jsonrpc\": \"2.0\"".into(),
+        ));
+    }
+    let method = o.get("method").map(|m| {
+        m.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| WireError::Malformed("\"method\" is not a string".into()))
+    });
+    match (method, o.get("id")) {
+        (Some(m), None) => Ok(Incoming::Notification { method: m? }),
+        (Some(m), Some(id)) => Ok(Incoming::Request {
+            id: id.clone().into_owned(),
+            method: m?,
+        }),
+        (None, Some(id)) => {
+            let id = match id {
+                Value::Number(n) => n.literal().parse::<u64>().ok(),
+                _ => None,
+            };
+            let Some(id) = id else {
+                return Ok(Incoming::Stray);
+            };
+            let outcome = match (o.get("result"), o.get("error")) {
+                (Some(r), None) => Ok(r.clone().into_owned()),
+                (None, Some(e)) => Err(rpc_error(e)?),
+                _ => {
+                    return Err(WireError::Malformed(
+                        "a response holds exactly one of \"result\" and \"error\"".into(),
+                    ))
+                }
+            };
+            Ok(Incoming::Response { id, outcome })
+        }
+        (None, None) => Err(WireError::Malformed(
+            "a message without \"method\" or \"id\"".into(),
+        )),
+    }
+}
+
+fn rpc_error(e: &Value<'_>) -> Result<RpcError, WireError> {
+    let bad = || WireError::Malformed("an error object needs an integer code and a message".into());
+    let o = e.as_object().ok_or_else(bad)?;
+    let code = match o.get("code") {
+        Some(Value::Number(n)) => n.literal().parse::<i64>().map_err(|_| bad())?,
+        _ => return Err(bad()),
+    };
+    let message = o.get("message").and_then(Value::as_str).ok_or_else(bad)?;
+    Ok(RpcError {
+        code,
+        message: message.to_string(),
+    })
+}
+
+/// Builds the JSON text of outgoing messages. Only the client's own values go in, so it writes
+/// them directly; strings go through the canonical string writer.
+#[derive(Default)]
+pub struct Out(Vec<u8>);
+
+impl Out {
+    pub fn raw(mut self, text: &str) -> Self {
+        self.0.extend_from_slice(text.as_bytes());
+        self
+    }
+
+    pub fn string(mut self, s: &str) -> Self {
+        json::write_string(&mut self.0, s);
+        self
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+/// A request: `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}`.
+pub fn request(id: u64, method: &str, params: &[u8]) -> Vec<u8> {
+    let mut out = Out::default()
+        .raw(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":"))
+        .string(method)
+        .raw(",\"params\":")
+        .into_bytes();
+    out.extend_from_slice(params);
+    out.push(b'}');
+    out
+}
+
+/// A notification: `{"jsonrpc":"2.0","method":<method>}`.
+pub fn notification(method: &str) -> Vec<u8> {
+    Out::default()
+        .raw("{\"jsonrpc\":\"2.0\",\"method\":")
+        .string(method)
+        .raw("}")
+        .into_bytes()
+}
+
+/// The answer to a server's request: an empty result for `ping`, "method not found" for the rest
+/// (this client offers no capability a server could call on).
+pub fn answer(id: &Value<'_>, method: &str) -> Vec<u8> {
+    let mut id_text = Vec::new();
+    // The id is echoed as the server wrote it; it is a string or a number.
+    if json::write_canonical(id, &mut id_text).is_err() {
+        id_text = b"null".to_vec();
+    }
+    let id_text = String::from_utf8_lossy(&id_text).into_owned();
+    if method == "ping" {
+        Out::default()
+            .raw(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id_text},\"result\":{{}}}}"
+            ))
+            .into_bytes()
+    } else {
+        Out::default()
+            .raw(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id_text},\"error\":{{\"code\":-32601,\"message\":"
+            ))
+            .string(&format!("Method not found: {method}"))
+            .raw("}}")
+            .into_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_messages() {
+        let r = read(
+            br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#,
+            1 << 20,
+        )
+        .unwrap();
+        assert!(matches!(
+            r,
+            Incoming::Response {
+                id: 3,
+                outcome: Ok(_)
+            }
+        ));
+        let e = read(
+            br#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"no"}}"#,
+            1 << 20,
+        )
+        .unwrap();
+        assert_eq!(
+            e,
+            Incoming::Response {
+                id: 4,
+                outcome: Err(RpcError {
+                    code: -32601,
+                    message: "no".into()
+                })
+            }
+        );
+        let n = read(
+            br#"{"method":"notifications/tools/list_changed","jsonrpc":"2.0"}"#,
+            1 << 20,
+        )
+        .unwrap();
+        assert_eq!(
+            n,
+            Incoming::Notification {
+                method: "notifications/tools/list_changed".into()
+            }
+        );
+        let q = read(br#"{"jsonrpc":"2.0","id":"s-1","method":"ping"}"#, 1 << 20).unwrap();
+        assert!(matches!(q, Incoming::Request { ref method, .. } if method == "ping"));
+        assert_eq!(
+            read(br#"{"jsonrpc":"2.0","id":"x","result":{}}"#, 1 << 20).unwrap(),
+            Incoming::Stray
+        );
+    }
+
+    #[test]
+    fn refuses_what_is_not_one_strict_message() {
+        for bad in [
+            &br#"{"jsonrpc":"2.0","id":1,"result":{"a":1,"a":2}}"#[..],
+            br#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            br#"{"id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
+            br#"{"jsonrpc":"2.0","id":1}"#,
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"y"}}"#,
+            br#"{"jsonrpc":"2.0"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{}} x"#,
+        ] {
+            assert!(
+                read(bad, 1 << 20).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        assert!(read(&[b' '; 100], 10).is_err());
+    }
+
+    #[test]
+    fn writes_requests_and_answers() {
+        assert_eq!(
+            String::from_utf8(request(7, "tools/list", b"{}")).unwrap(),
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#
+        );
+        assert_eq!(
+            String::from_utf8(notification("notifications/initialized")).unwrap(),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        );
+        let id = json::parse(br#""s-1""#, Limits::default()).unwrap();
+        assert_eq!(
+            String::from_utf8(answer(&id, "ping")).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"s-1","result":{}}"#
+        );
+        assert_eq!(
+            String::from_utf8(answer(&id, "roots/list")).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"s-1","error":{"code":-32601,"message":"Method not found: roots/list"}}"#
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! The stdio transport: a server run as a child process, one JSON-RPC message per line on its
+//! standard input and output, its standard error kept (up to a cap) for the report.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::caps::Caps;
+use crate::error::WireError;
+
+/// How to start a server: an explicit argv, never a shell.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    pub argv: Vec<OsString>,
+    /// Variables set for the server, on top of the inherited environment (or alone, with
+    /// `clear_env`).
+    pub env: Vec<(OsString, OsString)>,
+    pub clear_env: bool,
+    pub cwd: Option<PathBuf>,
+}
+
+/// Standard error as captured: the first bytes up to the cap, and how many more were dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stderr {
+    pub kept: Vec<u8>,
+    pub dropped: u64,
+}
+
+pub struct StdioTransport {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    stderr: Arc<Mutex<Stderr>>,
+    received: u64,
+    caps: Caps,
+}
+
+impl StdioTransport {
+    /// Starts the server. It is killed if this value is dropped without [`Self::shutdown`].
+    pub fn spawn(launch: &Launch, caps: Caps) -> Result<StdioTransport, WireError> {
+        let (program, args) = launch
+            .argv
+            .split_first()
+            .ok_or_else(|| WireError::Unreachable("no command to run".into()))?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if launch.clear_env {
+            cmd.env_clear();
+        }
+        cmd.envs(launch.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &launch.cwd {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd.spawn().map_err(|e| {
+            WireError::Unreachable(format!("cannot start {}: {e}", program.to_string_lossy()))
+        })?;
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        let stderr = Arc::new(Mutex::new(Stderr::default()));
+        let mut err_pipe = child.stderr.take().expect("stderr is piped");
+        let sink = Arc::clone(&stderr);
+        let cap = caps.stderr_bytes;
+        tokio::spawn(async move {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = err_pipe.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let mut s = sink.lock().expect("stderr lock");
+                let room = cap.saturating_sub(s.kept.len()).min(n);
+                s.kept.extend_from_slice(&buf[..room]);
+                s.dropped += (n - room) as u64;
+            }
+        });
+        Ok(StdioTransport {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            received: 0,
+            caps,
+        })
+    }
+
+    pub async fn send(&mut self, message: &[u8]) -> Result<(), WireError> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| WireError::Closed("standard input is closed".into()))?;
+        let mut line = Vec::with_capacity(message.len() + 1);
+        line.extend_from_slice(message);
+        line.push(b'\n');
+        let closed = |e: std::io::Error| {
+            WireError::Closed(format!("the server stopped reading its input ({e})"))
+        };
+        stdin.write_all(&line).await.map_err(closed)?;
+        stdin.flush().await.map_err(closed)
+    }
+
+    /// The next non-empty line, at most `message_bytes` long.
+    pub async fn recv(&mut self) -> Result<Vec<u8>, WireError> {
+        let mut line = Vec::new();
+        loop {
+            let buf = self
+                .stdout
+                .fill_buf()
+                .await
+                .map_err(|e| WireError::Closed(format!("reading the server's output: {e}")))?;
+            if buf.is_empty() {
+                return Err(WireError::Closed(
+                    "the server closed its output before answering".into(),
+                ));
+            }
+            let (take, end) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            line.extend_from_slice(&buf[..take]);
+            self.stdout.consume(take);
+            self.received += take as u64;
+            if line.len() > self.caps.message_bytes + 1 {
+                return Err(WireError::TooLarge(format!(
+                    "a message longer than {} bytes",
+                    self.caps.message_bytes
+                )));
+            }
+            if self.received > self.caps.total_bytes {
+                return Err(WireError::TooLarge(format!(
+                    "more than {} bytes from the server in all",
+                    self.caps.total_bytes
+                )));
+            }
+            if end {
+                while matches!(line.last(), Some(b'\n' | b'\r')) {
+                    line.pop();
+                }
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    line.clear();
+                    continue;
+                }
+                return Ok(line);
+            }
+        }
+    }
+
+    /// What the server wrote on standard error so far.
+    pub fn stderr(&self) -> Stderr {
+        self.stderr.lock().expect("stderr lock").clone()
+    }
+
+    /// Ends the server as the stdio transport asks: close its input, wait, then SIGTERM, then
+    /// SIGKILL.
+    pub async fn shutdown(mut self) -> Stderr {
+        self.stdin = None;
+        let grace = Duration::from_millis(self.caps.shutdown_grace_ms);
+        if tokio::time::timeout(grace, self.child.wait())
+            .await
+            .is_err()
+        {
+            #[cfg(unix)]
+            if let Some(pid) = self.child.id() {
+                if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+                }
+            }
+            if tokio::time::timeout(grace, self.child.wait())
+                .await
+                .is_err()
+            {
+                let _ = self.child.kill().await;
+            }
+        }
+        // Let the reader take what the server wrote last.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        self.stderr()
+    }
+}

@@ -1,0 +1,66 @@
+//! `pinlog probe`: the surface of one server, as a one-server manifest.
+
+use std::io::Write;
+
+use pinlog_core::render;
+use pinlog_mcp::probe::{self, Look};
+use pinlog_mcp::stdio::Launch;
+use pinlog_mcp::surface::ProbeOptions;
+use pinlog_mcp::Caps;
+
+use crate::exit::{Exit, Failure};
+use crate::io;
+use crate::ProbeArgs;
+
+pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
+    let launch = Launch {
+        argv: args.command.iter().map(Into::into).collect(),
+        ..Launch::default()
+    };
+    let options = ProbeOptions {
+        revision: Some(args.protocol),
+        passes: args.passes,
+        ..ProbeOptions::default()
+    };
+    let caps = Caps {
+        call_ms: args.timeout_ms,
+        session_ms: args.timeout_ms.saturating_mul(4),
+        ..Caps::default()
+    };
+    let Look { outcome, stderr } = probe::probe_stdio(&launch, &options, caps);
+    let surface = match outcome {
+        Ok(s) => s,
+        Err(e) => {
+            let mut message = format!("the server could not be probed: {e}");
+            if !stderr.kept.is_empty() {
+                message.push_str("\nits standard error:\n");
+                message.push_str(&String::from_utf8_lossy(&stderr.kept));
+            }
+            return Err(Failure::unreadable(message));
+        }
+    };
+    let id = args.id.as_deref().unwrap_or("server");
+    let bytes = probe::manifest(id, &surface, args.protocol).to_bytes();
+    match &args.output {
+        Some(path) => io::write_atomic(path, &bytes)?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)?;
+            out.flush()?;
+        }
+    }
+    eprintln!(
+        "probed {} ({}): {} tools, {} prompts, {} in {} passes",
+        render::quoted(surface.reported_name().unwrap_or("(no name)"), 80),
+        surface.revision,
+        surface.tools.len(),
+        surface.prompts.len(),
+        if surface.complete {
+            "complete"
+        } else {
+            "NOT complete"
+        },
+        surface.passes
+    );
+    Ok(Exit::Ok)
+}
