@@ -65,9 +65,11 @@ enum Command {
 
 #[derive(Args)]
 struct ProbeArgs {
-    /// The protocol revision to ask for
-    #[arg(long, value_name = "REV", default_value = "2025-11-25")]
-    protocol: pinlog_mcp::revision::Revision,
+    /// The protocol revision to ask for: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25,
+    /// 2026-07-28, or auto (try the stateless era, fall back to the handshake as the
+    /// specification says)
+    #[arg(long, value_name = "REV", default_value = "2025-11-25", value_parser = parse_protocol)]
+    protocol: Protocol,
     /// How many times each listing is read; the manifest is complete only if all agree
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=10))]
     passes: u32,
@@ -183,6 +185,20 @@ struct DigestArgs {
     /// Read a JSON array of tools or prompts and print each digest and the set hash
     #[arg(long)]
     listing: bool,
+}
+
+/// A revision to ask for, or none for auto.
+#[derive(Clone, Copy)]
+struct Protocol(Option<pinlog_mcp::revision::Revision>);
+
+fn parse_protocol(s: &str) -> Result<Protocol, String> {
+    match s {
+        "auto" => Ok(Protocol(None)),
+        rev => rev
+            .parse()
+            .map(|r| Protocol(Some(r)))
+            .map_err(|e| format!("{e}, or auto")),
+    }
 }
 
 #[global_allocator]

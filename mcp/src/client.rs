@@ -58,6 +58,11 @@ impl Client {
         &self.caps
     }
 
+    /// Changes how long one answer may take; returns the previous limit.
+    pub fn set_call_ms(&mut self, ms: u64) -> u64 {
+        std::mem::replace(&mut self.caps.call_ms, ms)
+    }
+
     /// Sends a request and waits for its answer.
     pub async fn call(&mut self, method: &str, params: &[u8]) -> Result<Value<'static>, WireError> {
         let id = self.next_id;

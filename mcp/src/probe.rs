@@ -20,6 +20,11 @@ pub struct Look {
 }
 
 /// Runs the server `launch` describes and reads its surface, within the caps.
+///
+/// Without a revision (`auto`), the stateless era is tried first, as the specification's fallback
+/// rules ask: a `server/discover` answer keeps it; an error other than "unsupported protocol
+/// version", a closed connection or silence means a handshake-era server, which is then started
+/// afresh (a server may settle on the era of its first request) and asked to `initialize`.
 pub fn probe_stdio(launch: &Launch, options: &ProbeOptions, caps: Caps) -> Look {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -34,28 +39,78 @@ pub fn probe_stdio(launch: &Launch, options: &ProbeOptions, caps: Caps) -> Look 
         }
     };
     runtime.block_on(async {
-        let transport = match StdioTransport::spawn(launch, caps) {
-            Ok(t) => t,
-            Err(e) => {
-                return Look {
-                    outcome: Err(e),
-                    stderr: Stderr::default(),
+        match options.revision {
+            Some(revision) => session(launch, options, caps, Step::Probe(revision)).await,
+            None => {
+                let first = session(launch, options, caps, Step::Discover).await;
+                match &first.outcome {
+                    Err(e) if handshake_era(e) => {
+                        let handshake = Revision::newest_handshake();
+                        session(launch, options, caps, Step::Probe(handshake)).await
+                    }
+                    _ => first,
                 }
             }
-        };
-        let mut client = Client::new(Transport::Stdio(transport), caps);
-        let session = Duration::from_millis(caps.session_ms);
-        let outcome =
-            match tokio::time::timeout(session, surface::probe(&mut client, options)).await {
-                Ok(r) => r,
-                Err(_) => Err(WireError::Timeout(format!(
-                    "the session took longer than {} ms",
-                    caps.session_ms
-                ))),
-            };
-        let stderr = client.close().await;
-        Look { outcome, stderr }
+        }
     })
+}
+
+/// What one session does.
+#[derive(Clone, Copy)]
+enum Step {
+    /// Read the surface in this revision.
+    Probe(Revision),
+    /// `server/discover` (bounded by a short wait), then the stateless listings.
+    Discover,
+}
+
+/// Whether a failed `server/discover` says the server is of the handshake era. Only "unsupported
+/// protocol version" (-32022) is an answer of the stateless era; a malformed or oversized answer
+/// is a fault either way.
+fn handshake_era(e: &WireError) -> bool {
+    match e {
+        WireError::Rpc { method, error } => method == "server/discover" && error.code != -32022,
+        WireError::Timeout(m) => m.contains("server/discover"),
+        WireError::Closed(_) => true,
+        _ => false,
+    }
+}
+
+/// The longest wait for an answer to the era probe.
+const DISCOVER_MS: u64 = 10_000;
+
+async fn session(launch: &Launch, options: &ProbeOptions, caps: Caps, step: Step) -> Look {
+    let transport = match StdioTransport::spawn(launch, caps) {
+        Ok(t) => t,
+        Err(e) => {
+            return Look {
+                outcome: Err(e),
+                stderr: Stderr::default(),
+            }
+        }
+    };
+    let mut client = Client::new(Transport::Stdio(transport), caps);
+    let work = async {
+        match step {
+            Step::Probe(revision) => surface::probe(&mut client, options, revision).await,
+            Step::Discover => {
+                let modern = Revision::R2026_07_28;
+                let usual = client.set_call_ms(caps.call_ms.min(DISCOVER_MS));
+                let found = surface::discover(&mut client, options, modern).await;
+                client.set_call_ms(usual);
+                surface::list_stateless(&mut client, options, modern, found?).await
+            }
+        }
+    };
+    let outcome = match tokio::time::timeout(Duration::from_millis(caps.session_ms), work).await {
+        Ok(r) => r,
+        Err(_) => Err(WireError::Timeout(format!(
+            "the session took longer than {} ms",
+            caps.session_ms
+        ))),
+    };
+    let stderr = client.close().await;
+    Look { outcome, stderr }
 }
 
 /// The current time as a manifest writes it.
@@ -63,10 +118,11 @@ pub fn now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
-/// A manifest of one server's surface.
-pub fn manifest<'s>(id: &str, surface: &'s Surface, asked: Revision) -> Manifest<'s> {
+/// A manifest of one server's surface; `asked` is the revision asked for (`None` for auto, when
+/// the one the session ran under stands in).
+pub fn manifest<'s>(id: &str, surface: &'s Surface, asked: Option<Revision>) -> Manifest<'s> {
     Manifest {
-        protocol_version: asked.as_str().to_string(),
+        protocol_version: asked.unwrap_or(surface.revision).as_str().to_string(),
         complete: surface.complete,
         captured_at: now(),
         captured_by: format!("pinlog/{}", env!("CARGO_PKG_VERSION")),

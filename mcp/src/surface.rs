@@ -68,14 +68,162 @@ fn client_info(o: &ProbeOptions) -> Out {
         .raw("}")
 }
 
-/// Reads the surface of the server at the other end of `client`.
-pub async fn probe(client: &mut Client, options: &ProbeOptions) -> Result<Surface, WireError> {
-    let revision = options.revision.unwrap_or(Revision::DEFAULT);
+/// Reads the surface of the server at the other end of `client`, in the era of `revision`.
+pub async fn probe(
+    client: &mut Client,
+    options: &ProbeOptions,
+    revision: Revision,
+) -> Result<Surface, WireError> {
     match revision.era() {
         Era::Handshake => handshake(client, options, revision).await,
-        Era::Stateless => Err(WireError::Protocol(
-            "the 2026-07-28 era is not spoken by this build yet".into(),
-        )),
+        Era::Stateless => stateless(client, options, revision).await,
+    }
+}
+
+/// The `_meta` every stateless request carries.
+fn request_meta(options: &ProbeOptions, revision: Revision) -> Vec<u8> {
+    Out::default()
+        .raw("{\"io.modelcontextprotocol/clientCapabilities\":{},\"io.modelcontextprotocol/clientInfo\":")
+        .raw(std::str::from_utf8(&client_info(options).into_bytes()).expect("UTF-8"))
+        .raw(",\"io.modelcontextprotocol/protocolVersion\":")
+        .string(revision.as_str())
+        .raw("}")
+        .into_bytes()
+}
+
+/// What `server/discover` said.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Discovered {
+    server_info: Option<Value<'static>>,
+    instructions: Option<String>,
+    tools: bool,
+    prompts: bool,
+}
+
+/// `server/discover`: who the server is and what it offers, in the stateless era.
+pub async fn discover(
+    client: &mut Client,
+    options: &ProbeOptions,
+    revision: Revision,
+) -> Result<Discovered, WireError> {
+    let mut params = b"{\"_meta\":".to_vec();
+    params.extend_from_slice(&request_meta(options, revision));
+    params.push(b'}');
+    let found = client.call("server/discover", &params).await?;
+    let found = found.as_object().ok_or_else(|| {
+        WireError::Malformed("the server/discover result is not an object".into())
+    })?;
+    check_result_type(found, "server/discover")?;
+    let supported = found
+        .get("supportedVersions")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            WireError::Malformed("the server/discover result has no supportedVersions array".into())
+        })?;
+    if !supported
+        .iter()
+        .any(|v| v.as_str() == Some(revision.as_str()))
+    {
+        return Err(WireError::Protocol(format!(
+            "the server supports {}, not {revision}",
+            supported
+                .iter()
+                .map(|v| v.as_str().unwrap_or("?"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    // serverInfo travels in the result's _meta; a top-level one is taken too.
+    let server_info = found
+        .get("_meta")
+        .and_then(Value::as_object)
+        .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+        .or_else(|| found.get("serverInfo"))
+        .cloned()
+        .map(Value::into_owned);
+    let capabilities = found.get("capabilities").and_then(Value::as_object);
+    let declares = |name: &str| capabilities.is_some_and(|c| c.get(name).is_some());
+    Ok(Discovered {
+        server_info,
+        instructions: instructions_of(found)?,
+        tools: declares("tools"),
+        prompts: declares("prompts"),
+    })
+}
+
+/// The stateless era: `server/discover`, then the listings, `_meta` on every request.
+async fn stateless(
+    client: &mut Client,
+    options: &ProbeOptions,
+    revision: Revision,
+) -> Result<Surface, WireError> {
+    let found = discover(client, options, revision).await?;
+    list_stateless(client, options, revision, found).await
+}
+
+/// The listings of a server that answered `server/discover`.
+pub async fn list_stateless(
+    client: &mut Client,
+    options: &ProbeOptions,
+    revision: Revision,
+    found: Discovered,
+) -> Result<Surface, WireError> {
+    let meta = request_meta(options, revision);
+    let (tools, tools_agree) = if found.tools {
+        read_passes(client, options.passes, "tools/list", "tools", Some(&meta)).await?
+    } else {
+        (Vec::new(), true)
+    };
+    let (prompts, prompts_agree) = if found.prompts {
+        read_passes(
+            client,
+            options.passes,
+            "prompts/list",
+            "prompts",
+            Some(&meta),
+        )
+        .await?
+    } else {
+        (Vec::new(), true)
+    };
+    Ok(Surface {
+        revision,
+        server_info: found.server_info,
+        instructions: found.instructions,
+        tools,
+        prompts,
+        passes: options.passes.max(1),
+        complete: tools_agree && prompts_agree && options.passes >= 2,
+    })
+}
+
+/// A stateless result is `complete` (or says nothing, as older servers do); a server asking for
+/// more input cannot be listed without answering it.
+pub(crate) fn check_result_type(
+    result: &pinlog_core::json::Object<'_>,
+    method: &str,
+) -> Result<(), WireError> {
+    match result.get("resultType") {
+        None => Ok(()),
+        Some(Value::String(t)) if t == "complete" => Ok(()),
+        Some(other) => Err(WireError::Protocol(format!(
+            "{method} answered with resultType {}, which a listing client cannot follow",
+            match other {
+                Value::String(t) => pinlog_core::render::quoted(t, 40),
+                v => v.kind().to_string(),
+            }
+        ))),
+    }
+}
+
+fn instructions_of(result: &pinlog_core::json::Object<'_>) -> Result<Option<String>, WireError> {
+    match result.get("instructions") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.to_string())),
+        Some(other) => Err(WireError::Malformed(format!(
+            "instructions is {}, not a string",
+            other.kind()
+        ))),
     }
 }
 
@@ -113,25 +261,16 @@ async fn handshake(
     }
     let capabilities = init.get("capabilities").and_then(Value::as_object);
     let declares = |name: &str| capabilities.is_some_and(|c| c.get(name).is_some());
-    let instructions = match init.get("instructions") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.to_string()),
-        Some(other) => {
-            return Err(WireError::Malformed(format!(
-                "instructions is {}, not a string",
-                other.kind()
-            )))
-        }
-    };
+    let instructions = instructions_of(init)?;
     let server_info = init.get("serverInfo").cloned().map(Value::into_owned);
     client.notify("notifications/initialized").await?;
     let (tools, tools_agree) = if declares("tools") {
-        read_passes(client, options.passes, "tools/list", "tools").await?
+        read_passes(client, options.passes, "tools/list", "tools", None).await?
     } else {
         (Vec::new(), true)
     };
     let (prompts, prompts_agree) = if declares("prompts") {
-        read_passes(client, options.passes, "prompts/list", "prompts").await?
+        read_passes(client, options.passes, "prompts/list", "prompts", None).await?
     } else {
         (Vec::new(), true)
     };
@@ -152,11 +291,12 @@ async fn read_passes(
     passes: u32,
     method: &str,
     key: &str,
+    meta: Option<&[u8]>,
 ) -> Result<(Items, bool), WireError> {
-    let first = listing::read_all(client, method, key, None).await?;
+    let first = listing::read_all(client, method, key, meta).await?;
     let mut agree = true;
     for _ in 1..passes.max(1) {
-        let again = listing::read_all(client, method, key, None).await?;
+        let again = listing::read_all(client, method, key, meta).await?;
         agree &= listing::same_items(&first, &again);
     }
     Ok((first, agree))

@@ -249,3 +249,81 @@ fn a_command_that_does_not_exist_is_unreachable() {
     );
     assert!(matches!(l.outcome, Err(WireError::Unreachable(_))));
 }
+
+fn with_revision(revision: Option<Revision>) -> ProbeOptions {
+    ProbeOptions {
+        revision,
+        ..ProbeOptions::default()
+    }
+}
+
+#[test]
+fn the_stateless_era_over_stdio() {
+    // mcp-server-time, on the Python SDK 2.x, is a real 2026-07-28 server.
+    let modern = Some(Revision::R2026_07_28);
+    let s = probe_stdio(
+        &venv_server("mcp-server-time"),
+        &with_revision(modern),
+        Caps::default(),
+    )
+    .outcome
+    .unwrap();
+    assert_eq!(s.revision, Revision::R2026_07_28);
+    assert_eq!(s.reported_name(), Some("mcp-time"));
+    assert!(names(&s.tools).contains(&"get_current_time".to_string()));
+    assert!(s.complete);
+    // A scripted one: paged, with the envelope checked on every request.
+    let s = probe_stdio(
+        &scripted("stateless"),
+        &with_revision(modern),
+        Caps::default(),
+    )
+    .outcome
+    .unwrap();
+    assert_eq!(names(&s.tools), ["a", "b", "c", "d"]);
+    assert_eq!(s.reported_name(), Some("scripted-stateless"));
+    assert_eq!(s.instructions.as_deref(), Some("Stateless and scripted."));
+    // Asked to initialize, a stateless-only server refuses.
+    let e = look(&scripted("stateless"), Caps::default())
+        .outcome
+        .unwrap_err();
+    assert!(
+        matches!(&e, WireError::Rpc { error, .. } if error.code == -32022),
+        "{e}"
+    );
+}
+
+#[test]
+fn auto_follows_the_fallback_rules() {
+    let auto = with_revision(None);
+    // A server that answers server/discover stays in the stateless era.
+    for launch in [venv_server("mcp-server-fetch"), scripted("stateless")] {
+        let s = probe_stdio(&launch, &auto, Caps::default())
+            .outcome
+            .unwrap();
+        assert_eq!(s.revision, Revision::R2026_07_28);
+    }
+    // One that answers "method not found" is started again and initialised.
+    let s = probe_stdio(
+        &node_server("server-everything", &["stdio"]),
+        &auto,
+        Caps::default(),
+    )
+    .outcome
+    .unwrap();
+    assert_eq!(s.revision, Revision::R2025_11_25);
+    assert_eq!(s.reported_name(), Some("mcp-servers/everything"));
+    // So is one that answers the probe with a scripted handshake-era error.
+    let s = probe_stdio(&scripted("paginated"), &auto, Caps::default())
+        .outcome
+        .unwrap();
+    assert_eq!(s.revision, Revision::R2025_11_25);
+    // "Unsupported protocol version" is an answer of the stateless era: no fallback.
+    let e = probe_stdio(&scripted("newer-only"), &auto, Caps::default())
+        .outcome
+        .unwrap_err();
+    assert!(
+        matches!(&e, WireError::Rpc { error, .. } if error.code == -32022),
+        "{e}"
+    );
+}

@@ -18,7 +18,7 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         ..Launch::default()
     };
     let options = ProbeOptions {
-        revision: Some(args.protocol),
+        revision: args.protocol.0,
         passes: args.passes,
         ..ProbeOptions::default()
     };
@@ -40,7 +40,7 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         }
     };
     let id = args.id.as_deref().unwrap_or("server");
-    let bytes = probe::manifest(id, &surface, args.protocol).to_bytes();
+    let bytes = probe::manifest(id, &surface, args.protocol.0).to_bytes();
     match &args.output {
         Some(path) => io::write_atomic(path, &bytes)?,
         None => {
