@@ -12,6 +12,8 @@ pub enum Exit {
     Ok = 0,
     /// A departure or an inconsistency was proven.
     Bad = 1,
+    /// The command line is wrong.
+    Usage = 2,
     /// Something could not be compared: a number no double stands for unambiguously.
     Undecidable = 3,
     /// An input could not be read (or an output could not be written).
@@ -32,6 +34,13 @@ pub struct Failure {
 }
 
 impl Failure {
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            exit: Exit::Usage,
+            message: message.into(),
+        }
+    }
+
     pub fn unreadable(message: impl Into<String>) -> Self {
         Failure {
             exit: Exit::Unreadable,

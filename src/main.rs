@@ -57,9 +57,10 @@ enum Command {
     VerifyLog(pinlog_verifier::cli::VerifyLogArgs),
     /// Print the surface one server serves, as a one-server manifest (JSON)
     ///
-    /// Runs the command after `--` as an MCP server over stdio (no shell), reads its tools and
-    /// prompts (each listing read --passes times) and its instructions, and prints the manifest
-    /// on standard output. No tool is ever called. A summary goes to standard error.
+    /// Connects to URL over Streamable HTTP, or runs the command after `--` as an MCP server over
+    /// stdio (no shell); reads its tools and prompts (each listing read --passes times) and its
+    /// instructions, and prints the manifest on standard output. No tool is ever called. A
+    /// summary goes to standard error.
     Probe(ProbeArgs),
 }
 
@@ -82,8 +83,18 @@ struct ProbeArgs {
     /// Write the manifest to this file (whole or not at all) instead of standard output
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// The server's command and its arguments
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    /// A header sent with every HTTP request, `Name: value` (repeatable)
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+    headers: Vec<String>,
+    /// The server's Streamable HTTP endpoint (http:// or https://)
+    #[arg(
+        value_name = "URL",
+        required_unless_present = "command",
+        conflicts_with = "command"
+    )]
+    url: Option<String>,
+    /// The server's command and its arguments, run over stdio
+    #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
 

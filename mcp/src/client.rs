@@ -7,24 +7,30 @@ use pinlog_core::json::Value;
 
 use crate::caps::Caps;
 use crate::error::WireError;
+use crate::http::HttpTransport;
 use crate::jsonrpc::{self, Incoming};
+use crate::revision::{Era, Revision};
 use crate::stdio::{Stderr, StdioTransport};
 
 /// How messages reach the server.
 pub enum Transport {
     Stdio(StdioTransport),
+    Http(HttpTransport),
 }
 
 impl Transport {
-    async fn send(&mut self, message: &[u8]) -> Result<(), WireError> {
+    /// Sends one message; `method` names what it is, for transports that say so in headers.
+    async fn send(&mut self, message: &[u8], method: Option<&str>) -> Result<(), WireError> {
         match self {
             Transport::Stdio(t) => t.send(message).await,
+            Transport::Http(t) => t.send(message, method).await,
         }
     }
 
     async fn recv(&mut self) -> Result<Vec<u8>, WireError> {
         match self {
             Transport::Stdio(t) => t.recv().await,
+            Transport::Http(t) => t.recv().await,
         }
     }
 
@@ -32,6 +38,10 @@ impl Transport {
     pub async fn close(self) -> Stderr {
         match self {
             Transport::Stdio(t) => t.shutdown().await,
+            Transport::Http(t) => {
+                t.close().await;
+                Stderr::default()
+            }
         }
     }
 }
@@ -63,15 +73,25 @@ impl Client {
         std::mem::replace(&mut self.caps.call_ms, ms)
     }
 
+    /// The revision the session settled on, for transports that carry it in headers.
+    pub fn settle(&mut self, revision: Revision) {
+        if let Transport::Http(t) = &mut self.transport {
+            t.settle(revision.as_str(), revision.era() == Era::Stateless);
+        }
+    }
+
     /// Sends a request and waits for its answer.
     pub async fn call(&mut self, method: &str, params: &[u8]) -> Result<Value<'static>, WireError> {
         let id = self.next_id;
         self.next_id += 1;
-        self.transport
-            .send(&jsonrpc::request(id, method, params))
-            .await?;
         let wait = Duration::from_millis(self.caps.call_ms);
-        match tokio::time::timeout(wait, self.answer(id, method)).await {
+        let exchange = async {
+            self.transport
+                .send(&jsonrpc::request(id, method, params), Some(method))
+                .await?;
+            self.answer(id, method).await
+        };
+        match tokio::time::timeout(wait, exchange).await {
             Ok(r) => r,
             Err(_) => Err(WireError::Timeout(format!(
                 "no answer to {method} within {} ms",
@@ -93,7 +113,9 @@ impl Client {
                 // An answer to an earlier request that timed out, or not for us: not this one.
                 Incoming::Response { .. } | Incoming::Stray => {}
                 Incoming::Request { id, method } => {
-                    self.transport.send(&jsonrpc::answer(&id, &method)).await?;
+                    self.transport
+                        .send(&jsonrpc::answer(&id, &method), None)
+                        .await?;
                 }
                 Incoming::Notification { method } => {
                     if self.notifications.len() < 1000 {
@@ -105,7 +127,9 @@ impl Client {
     }
 
     pub async fn notify(&mut self, method: &str) -> Result<(), WireError> {
-        self.transport.send(&jsonrpc::notification(method)).await
+        self.transport
+            .send(&jsonrpc::notification(method), Some(method))
+            .await
     }
 
     pub async fn close(self) -> Stderr {

@@ -19,6 +19,8 @@ pub enum WireError {
     Closed(String),
     /// The server answered a request with a JSON-RPC error.
     Rpc { method: String, error: RpcError },
+    /// An HTTP status other than success, with no JSON-RPC answer in its body.
+    HttpStatus(u16, String),
     /// The server wants credentials (HTTP 401 or 403); the resource metadata URL if it gave one.
     NeedsCredentials(Option<String>),
     /// The server broke a rule of the protocol (a version this build does not know, a repeated
@@ -35,6 +37,7 @@ impl fmt::Display for WireError {
             WireError::Timeout(m) => write!(f, "timeout: {m}"),
             WireError::Closed(m) => write!(f, "closed: {m}"),
             WireError::Rpc { method, error } => write!(f, "rpc-error: {method}: {error}"),
+            WireError::HttpStatus(code, url) => write!(f, "http-status: {code} from {url}"),
             WireError::NeedsCredentials(Some(url)) => {
                 write!(
                     f,

@@ -6,6 +6,7 @@
 pub mod caps;
 pub mod client;
 pub mod error;
+pub mod http;
 pub mod jsonrpc;
 pub mod listing;
 pub mod probe;

@@ -8,6 +8,7 @@ use pinlog_core::manifest::{Manifest, ManifestServer};
 use crate::caps::Caps;
 use crate::client::{Client, Transport};
 use crate::error::WireError;
+use crate::http::HttpTransport;
 use crate::revision::Revision;
 use crate::stdio::{Launch, Stderr, StdioTransport};
 use crate::surface::{self, ProbeOptions, Surface};
@@ -19,13 +20,41 @@ pub struct Look {
     pub stderr: Stderr,
 }
 
+/// Where the server is.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    /// A process to run, spoken to over stdio.
+    Stdio(&'a Launch),
+    /// A Streamable HTTP endpoint, and headers to send with every request.
+    Http {
+        url: &'a str,
+        headers: &'a [(String, String)],
+    },
+}
+
+impl Target<'_> {
+    fn connect(&self, caps: Caps) -> Result<Transport, WireError> {
+        match *self {
+            Target::Stdio(launch) => StdioTransport::spawn(launch, caps).map(Transport::Stdio),
+            Target::Http { url, headers } => {
+                HttpTransport::new(url, headers, caps).map(Transport::Http)
+            }
+        }
+    }
+}
+
 /// Runs the server `launch` describes and reads its surface, within the caps.
+pub fn probe_stdio(launch: &Launch, options: &ProbeOptions, caps: Caps) -> Look {
+    probe(Target::Stdio(launch), options, caps)
+}
+
+/// Reads the surface of the server at `target`, within the caps.
 ///
 /// Without a revision (`auto`), the stateless era is tried first, as the specification's fallback
 /// rules ask: a `server/discover` answer keeps it; an error other than "unsupported protocol
 /// version", a closed connection or silence means a handshake-era server, which is then started
 /// afresh (a server may settle on the era of its first request) and asked to `initialize`.
-pub fn probe_stdio(launch: &Launch, options: &ProbeOptions, caps: Caps) -> Look {
+pub fn probe(target: Target<'_>, options: &ProbeOptions, caps: Caps) -> Look {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -40,13 +69,13 @@ pub fn probe_stdio(launch: &Launch, options: &ProbeOptions, caps: Caps) -> Look 
     };
     runtime.block_on(async {
         match options.revision {
-            Some(revision) => session(launch, options, caps, Step::Probe(revision)).await,
+            Some(revision) => session(target, options, caps, Step::Probe(revision)).await,
             None => {
-                let first = session(launch, options, caps, Step::Discover).await;
+                let first = session(target, options, caps, Step::Discover).await;
                 match &first.outcome {
                     Err(e) if handshake_era(e) => {
                         let handshake = Revision::newest_handshake();
-                        session(launch, options, caps, Step::Probe(handshake)).await
+                        session(target, options, caps, Step::Probe(handshake)).await
                     }
                     _ => first,
                 }
@@ -72,6 +101,8 @@ fn handshake_era(e: &WireError) -> bool {
         WireError::Rpc { method, error } => method == "server/discover" && error.code != -32022,
         WireError::Timeout(m) => m.contains("server/discover"),
         WireError::Closed(_) => true,
+        // Over HTTP, a 400, 404 or 405 without a JSON-RPC error in its body.
+        WireError::HttpStatus(code, _) => matches!(code, 400 | 404 | 405),
         _ => false,
     }
 }
@@ -79,8 +110,8 @@ fn handshake_era(e: &WireError) -> bool {
 /// The longest wait for an answer to the era probe.
 const DISCOVER_MS: u64 = 10_000;
 
-async fn session(launch: &Launch, options: &ProbeOptions, caps: Caps, step: Step) -> Look {
-    let transport = match StdioTransport::spawn(launch, caps) {
+async fn session(target: Target<'_>, options: &ProbeOptions, caps: Caps, step: Step) -> Look {
+    let transport = match target.connect(caps) {
         Ok(t) => t,
         Err(e) => {
             return Look {
@@ -89,7 +120,7 @@ async fn session(launch: &Launch, options: &ProbeOptions, caps: Caps, step: Step
             }
         }
     };
-    let mut client = Client::new(Transport::Stdio(transport), caps);
+    let mut client = Client::new(transport, caps);
     let work = async {
         match step {
             Step::Probe(revision) => surface::probe(&mut client, options, revision).await,

@@ -109,6 +109,7 @@ pub async fn discover(
     let mut params = b"{\"_meta\":".to_vec();
     params.extend_from_slice(&request_meta(options, revision));
     params.push(b'}');
+    client.settle(revision);
     let found = client.call("server/discover", &params).await?;
     let found = found.as_object().ok_or_else(|| {
         WireError::Malformed("the server/discover result is not an object".into())
@@ -259,6 +260,7 @@ async fn handshake(
             "the server answered initialize with {revision}, a revision without a handshake"
         )));
     }
+    client.settle(revision);
     let capabilities = init.get("capabilities").and_then(Value::as_object);
     let declares = |name: &str| capabilities.is_some_and(|c| c.get(name).is_some());
     let instructions = instructions_of(init)?;

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use pinlog_core::render;
-use pinlog_mcp::probe::{self, Look};
+use pinlog_mcp::probe::{self, Look, Target};
 use pinlog_mcp::stdio::Launch;
 use pinlog_mcp::surface::ProbeOptions;
 use pinlog_mcp::Caps;
@@ -27,7 +27,24 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         session_ms: args.timeout_ms.saturating_mul(4),
         ..Caps::default()
     };
-    let Look { outcome, stderr } = probe::probe_stdio(&launch, &options, caps);
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| match h.split_once(':') {
+            Some((k, v)) => Ok((k.trim().to_string(), v.trim().to_string())),
+            None => Err(Failure::usage(format!(
+                "--header {h:?} is not `Name: value`"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let target = match &args.url {
+        Some(url) => Target::Http {
+            url,
+            headers: &headers,
+        },
+        None => Target::Stdio(&launch),
+    };
+    let Look { outcome, stderr } = probe::probe(target, &options, caps);
     let surface = match outcome {
         Ok(s) => s,
         Err(e) => {

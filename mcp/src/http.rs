@@ -1,0 +1,299 @@
+//! The Streamable HTTP transport: each message POSTed to one endpoint; the answer comes back as
+//! JSON or as a stream of server-sent events; a session id, once given, goes on every request.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
+use reqwest::{Client, Response, StatusCode, Url};
+
+use crate::caps::Caps;
+use crate::error::WireError;
+
+const SESSION: &str = "mcp-session-id";
+const VERSION: &str = "mcp-protocol-version";
+const METHOD: &str = "mcp-method";
+
+pub struct HttpTransport {
+    client: Client,
+    url: Url,
+    headers: HeaderMap,
+    session: Option<HeaderValue>,
+    /// Sent as `MCP-Protocol-Version` once a revision is settled.
+    revision: Option<HeaderValue>,
+    /// The stateless era names each request's method in a header too.
+    method_header: bool,
+    /// Messages read from answers, not yet taken.
+    inbox: VecDeque<Vec<u8>>,
+    received: u64,
+    caps: Caps,
+}
+
+impl HttpTransport {
+    /// A transport to `url`, sending `headers` (from a client configuration) on every request.
+    pub fn new(url: &str, headers: &[(String, String)], caps: Caps) -> Result<Self, WireError> {
+        let url = Url::parse(url)
+            .map_err(|e| WireError::Unreachable(format!("not a URL: {url}: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(WireError::Unreachable(format!(
+                "{url} is not an http or https URL"
+            )));
+        }
+        let mut map = HeaderMap::new();
+        for (k, v) in headers {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| WireError::Unreachable(format!("bad header name {k:?}")))?;
+            let value = HeaderValue::from_str(v)
+                .map_err(|_| WireError::Unreachable(format!("bad value for header {k}")))?;
+            map.insert(name, value);
+        }
+        let client = Client::builder()
+            .redirect(reqwest::redirect::Policy::limited(3))
+            .connect_timeout(Duration::from_millis(caps.call_ms))
+            .timeout(Duration::from_millis(caps.call_ms))
+            .build()
+            .map_err(|e| WireError::Unreachable(format!("no HTTP client: {e}")))?;
+        Ok(HttpTransport {
+            client,
+            url,
+            headers: map,
+            session: None,
+            revision: None,
+            method_header: false,
+            inbox: VecDeque::new(),
+            received: 0,
+            caps,
+        })
+    }
+
+    /// The revision settled on: sent as `MCP-Protocol-Version` from now on; the stateless era
+    /// also sends `Mcp-Method`.
+    pub fn settle(&mut self, revision: &str, stateless: bool) {
+        self.revision = HeaderValue::from_str(revision).ok();
+        self.method_header = stateless;
+    }
+
+    /// POSTs one message; whatever the server answers with is kept for [`Self::recv`].
+    pub async fn send(&mut self, message: &[u8], method: Option<&str>) -> Result<(), WireError> {
+        let mut req = self
+            .client
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .body(message.to_vec());
+        if let Some(s) = &self.session {
+            req = req.header(SESSION, s.clone());
+        }
+        if let Some(v) = &self.revision {
+            req = req.header(VERSION, v.clone());
+        }
+        if let (true, Some(m)) = (self.method_header, method) {
+            req = req.header(METHOD, m);
+        }
+        let resp = req.send().await.map_err(|e| {
+            if e.is_timeout() {
+                WireError::Timeout(format!("{}: {e}", self.url))
+            } else {
+                WireError::Unreachable(format!("{}: {e}", self.url))
+            }
+        })?;
+        if let Some(s) = resp.headers().get(SESSION) {
+            self.session = Some(s.clone());
+        }
+        let status = resp.status();
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+            return Err(WireError::NeedsCredentials(resource_metadata(&resp)));
+        }
+        if status == StatusCode::ACCEPTED {
+            return Ok(());
+        }
+        let is_sse = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if is_sse && status.is_success() {
+            return self.read_events(resp).await;
+        }
+        let body = self.read_body(resp).await?;
+        // An error status may still carry a JSON-RPC error: the client reads it (the era probe
+        // depends on it); anything else is the transport's failure.
+        if status.is_success() || body.first() == Some(&b'{') {
+            if !body.iter().all(u8::is_ascii_whitespace) {
+                self.inbox.push_back(body);
+            }
+            return Ok(());
+        }
+        Err(WireError::HttpStatus(status.as_u16(), self.url.to_string()))
+    }
+
+    pub async fn recv(&mut self) -> Result<Vec<u8>, WireError> {
+        self.inbox
+            .pop_front()
+            .ok_or_else(|| WireError::Closed("the HTTP answer held no message".into()))
+    }
+
+    /// Ends the session, if the server gave one.
+    pub async fn close(self) {
+        if let Some(s) = self.session {
+            let _ = self
+                .client
+                .delete(self.url)
+                .headers(self.headers)
+                .header(SESSION, s)
+                .send()
+                .await;
+        }
+    }
+
+    fn count(&mut self, n: usize) -> Result<(), WireError> {
+        self.received += n as u64;
+        if self.received > self.caps.total_bytes {
+            return Err(WireError::TooLarge(format!(
+                "more than {} bytes from the server in all",
+                self.caps.total_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    async fn read_body(&mut self, mut resp: Response) -> Result<Vec<u8>, WireError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(read_error)? {
+            self.count(chunk.len())?;
+            body.extend_from_slice(&chunk);
+            if body.len() > self.caps.message_bytes {
+                return Err(WireError::TooLarge(format!(
+                    "an answer longer than {} bytes",
+                    self.caps.message_bytes
+                )));
+            }
+        }
+        Ok(body)
+    }
+
+    /// Reads server-sent events until one carries a response (or the stream ends); each event's
+    /// data is one message.
+    async fn read_events(&mut self, mut resp: Response) -> Result<(), WireError> {
+        let mut parser = EventParser::default();
+        while let Some(chunk) = resp.chunk().await.map_err(read_error)? {
+            self.count(chunk.len())?;
+            for data in parser.feed(&chunk, self.caps.message_bytes)? {
+                // A server may open the stream with an event of empty data, to prime resumption.
+                if data.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let response = is_response(&data);
+                self.inbox.push_back(data);
+                if response {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn read_error(e: reqwest::Error) -> WireError {
+    if e.is_timeout() {
+        WireError::Timeout(format!("reading the answer: {e}"))
+    } else {
+        WireError::Closed(format!("reading the answer: {e}"))
+    }
+}
+
+/// A response has an id and no method; the check is on bytes, the strict read comes later.
+fn is_response(data: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(data);
+    !text.contains("\"method\"") && (text.contains("\"result\"") || text.contains("\"error\""))
+}
+
+/// `resource_metadata="…"` from a `WWW-Authenticate` header (RFC 9728).
+fn resource_metadata(resp: &Response) -> Option<String> {
+    let h = resp.headers().get(WWW_AUTHENTICATE)?.to_str().ok()?;
+    let at = h.find("resource_metadata=")? + "resource_metadata=".len();
+    let rest = &h[at..];
+    let value = match rest.strip_prefix('"') {
+        Some(q) => &q[..q.find('"')?],
+        None => rest.split([',', ' ']).next()?,
+    };
+    Some(value.to_string())
+}
+
+/// Server-sent events, as the HTML standard frames them: `data:` lines joined by newlines, an
+/// event dispatched at a blank line; comments and other fields ignored.
+#[derive(Default)]
+pub struct EventParser {
+    line: Vec<u8>,
+    data: Vec<u8>,
+    has_data: bool,
+}
+
+impl EventParser {
+    /// Feeds bytes; returns the data of every event they complete.
+    pub fn feed(&mut self, bytes: &[u8], max: usize) -> Result<Vec<Vec<u8>>, WireError> {
+        let mut out = Vec::new();
+        for &b in bytes {
+            if b != b'\n' {
+                self.line.push(b);
+                if self.line.len() > max {
+                    return Err(WireError::TooLarge(format!(
+                        "an event line longer than {max} bytes"
+                    )));
+                }
+                continue;
+            }
+            let mut line = std::mem::take(&mut self.line);
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            if line.is_empty() {
+                if self.has_data {
+                    out.push(std::mem::take(&mut self.data));
+                    self.has_data = false;
+                }
+                continue;
+            }
+            let (field, value) = match line.iter().position(|&c| c == b':') {
+                Some(0) => continue,
+                Some(i) => {
+                    let v = &line[i + 1..];
+                    (&line[..i], v.strip_prefix(b" ").unwrap_or(v))
+                }
+                None => (&line[..], &b""[..]),
+            };
+            if field == b"data" {
+                if self.has_data {
+                    self.data.push(b'\n');
+                }
+                self.data.extend_from_slice(value);
+                self.has_data = true;
+                if self.data.len() > max {
+                    return Err(WireError::TooLarge(format!(
+                        "an event longer than {max} bytes"
+                    )));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_framed_as_the_standard_says() {
+        let mut p = EventParser::default();
+        let stream = b": comment\nevent: message\nid: 1\ndata: {\"a\":\r\ndata: 1}\n\nretry: 10\n\ndata:x\n\n";
+        // Fed in awkward pieces, the same events come out.
+        let mut got = Vec::new();
+        for piece in stream.chunks(3) {
+            got.extend(p.feed(piece, 1 << 20).unwrap());
+        }
+        assert_eq!(got, [b"{\"a\":\n1}".to_vec(), b"x".to_vec()]);
+        assert!(EventParser::default().feed(&[b'a'; 100], 10).is_err());
+    }
+}

@@ -1,0 +1,154 @@
+//! Probing over Streamable HTTP on loopback: server-everything in its `streamableHttp` mode and a
+//! server built with the official Python SDK, in both eras and with `auto`.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pinlog_mcp::probe::{probe, Target};
+use pinlog_mcp::revision::Revision;
+use pinlog_mcp::surface::ProbeOptions;
+use pinlog_mcp::{Caps, WireError};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn installed(rel: &str) -> String {
+    let p = repo().join(rel);
+    assert!(
+        p.exists(),
+        "{} is missing: run `bash .ci/setup`",
+        p.display()
+    );
+    p.to_str().unwrap().to_string()
+}
+
+/// A server process on a loopback port, stopped when dropped.
+struct Running {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `cmd` and waits until its port accepts connections.
+fn start(mut cmd: Command, port: u16) -> Running {
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let running = Running {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the server never listened on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    running
+}
+
+fn everything() -> Running {
+    let port = free_port();
+    let mut cmd = Command::new("node");
+    cmd.arg(installed(
+        ".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    ))
+    .arg("streamableHttp")
+    .env("PORT", port.to_string());
+    start(cmd, port)
+}
+
+fn sdk_server() -> Running {
+    let port = free_port();
+    let mut cmd = Command::new(installed(".ci/venv/bin/python"));
+    cmd.arg(installed("mcp/tests/fixtures/sdk_http_server.py"))
+        .arg(port.to_string());
+    start(cmd, port)
+}
+
+fn options(revision: Option<Revision>) -> ProbeOptions {
+    ProbeOptions {
+        revision,
+        ..ProbeOptions::default()
+    }
+}
+
+fn http(url: &str) -> Target<'_> {
+    Target::Http { url, headers: &[] }
+}
+
+#[test]
+fn server_everything_over_streamable_http() {
+    let server = everything();
+    let s = probe(
+        http(&server.url),
+        &options(Some(Revision::R2025_11_25)),
+        Caps::default(),
+    )
+    .outcome
+    .unwrap();
+    assert_eq!(s.reported_name(), Some("mcp-servers/everything"));
+    assert!(s.tools.len() >= 10);
+    assert!(s.complete);
+    // auto: no server/discover here, so the handshake.
+    let s = probe(http(&server.url), &options(None), Caps::default())
+        .outcome
+        .unwrap();
+    assert_eq!(s.revision, Revision::R2025_11_25);
+}
+
+#[test]
+fn a_python_sdk_server_over_streamable_http_in_both_eras() {
+    let server = sdk_server();
+    for (asked, want) in [
+        (Some(Revision::R2025_11_25), Revision::R2025_11_25),
+        (Some(Revision::R2025_06_18), Revision::R2025_06_18),
+        (Some(Revision::R2026_07_28), Revision::R2026_07_28),
+        (None, Revision::R2026_07_28),
+    ] {
+        let s = probe(http(&server.url), &options(asked), Caps::default())
+            .outcome
+            .unwrap_or_else(|e| panic!("{asked:?}: {e}"));
+        assert_eq!(s.revision, want);
+        assert_eq!(s.reported_name(), Some("sdk-http-fixture"));
+        assert_eq!(s.instructions.as_deref(), Some("Served by the Python SDK."));
+        assert_eq!(s.tools.len(), 1);
+        assert_eq!(s.prompts.len(), 1);
+        assert!(s.complete);
+    }
+}
+
+#[test]
+fn nothing_listening_is_unreachable_and_a_bad_url_is_refused() {
+    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    let e = probe(http(&url), &options(None), Caps::default())
+        .outcome
+        .unwrap_err();
+    assert!(matches!(e, WireError::Unreachable(_)), "{e}");
+    let e = probe(http("ftp://127.0.0.1/x"), &options(None), Caps::default())
+        .outcome
+        .unwrap_err();
+    assert!(matches!(e, WireError::Unreachable(_)), "{e}");
+}
