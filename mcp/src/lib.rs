@@ -5,6 +5,7 @@
 
 pub mod caps;
 pub mod client;
+pub mod config;
 pub mod error;
 pub mod http;
 pub mod jsonrpc;

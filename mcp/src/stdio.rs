@@ -14,7 +14,7 @@ use crate::caps::Caps;
 use crate::error::WireError;
 
 /// How to start a server: an explicit argv, never a shell.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Launch {
     pub argv: Vec<OsString>,
     /// Variables set for the server, on top of the inherited environment (or alone, with

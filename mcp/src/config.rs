@@ -1,0 +1,294 @@
+//! Client configurations: the `mcpServers` object most MCP clients share (and VS Code's
+//! `servers`), read strictly, with `${VAR}`, `${VAR:-default}` and `${env:VAR}` expanded.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use pinlog_core::json::{self, Limits, Object, Value};
+
+use crate::stdio::Launch;
+
+/// One server a configuration declares.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerEntry {
+    Stdio(Launch),
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+        /// `sse`: the legacy HTTP+SSE transport of 2024-11-05.
+        legacy_sse: bool,
+    },
+}
+
+/// Why a configuration was refused; the message names the server and the member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "bad-config: {}", self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Reads a configuration; `env` looks up a variable for expansion. Servers by id, in id order.
+pub fn read(
+    bytes: &[u8],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<BTreeMap<String, ServerEntry>, ConfigError> {
+    let value = json::parse(bytes, Limits::with_max_bytes(16 << 20))
+        .map_err(|e| ConfigError(format!("not strict JSON: {e}")))?;
+    let root = value
+        .as_object()
+        .ok_or_else(|| ConfigError("the configuration is not a JSON object".into()))?;
+    let servers = match (root.get("mcpServers"), root.get("servers")) {
+        (Some(s), _) => s,
+        (None, Some(s)) => s,
+        (None, None) => {
+            return Err(ConfigError(
+                "no \"mcpServers\" (or VS Code's \"servers\") object".into(),
+            ))
+        }
+    };
+    let servers = servers
+        .as_object()
+        .ok_or_else(|| ConfigError("\"mcpServers\" is not an object".into()))?;
+    let mut out = BTreeMap::new();
+    for (id, entry) in servers.iter() {
+        let o = entry
+            .as_object()
+            .ok_or_else(|| ConfigError(format!("server {id:?} is not an object")))?;
+        out.insert(id.to_string(), server(id, o, env)?);
+    }
+    Ok(out)
+}
+
+fn server(
+    id: &str,
+    o: &Object<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ServerEntry, ConfigError> {
+    let text = |name: &str| -> Result<Option<String>, ConfigError> {
+        match o.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => expand(s, env)
+                .map(Some)
+                .map_err(|v| ConfigError(format!("server {id:?}: {name}: {v}"))),
+            Some(other) => Err(ConfigError(format!(
+                "server {id:?}: {name} is {}, not a string",
+                other.kind()
+            ))),
+        }
+    };
+    let map = |name: &str| -> Result<Vec<(String, String)>, ConfigError> {
+        match o.get(name) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Object(m)) => m
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => expand(s, env)
+                        .map(|s| (k.to_string(), s))
+                        .map_err(|e| ConfigError(format!("server {id:?}: {name}.{k}: {e}"))),
+                    other => Err(ConfigError(format!(
+                        "server {id:?}: {name}.{k} is {}, not a string",
+                        other.kind()
+                    ))),
+                })
+                .collect(),
+            Some(other) => Err(ConfigError(format!(
+                "server {id:?}: {name} is {}, not an object",
+                other.kind()
+            ))),
+        }
+    };
+    let kind = text("type")?;
+    if let Some(url) = text("url")? {
+        let legacy_sse = match kind.as_deref() {
+            None | Some("http" | "streamable-http" | "streamableHttp") => false,
+            Some("sse") => true,
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "server {id:?}: type {other:?} with a url (http or sse expected)"
+                )))
+            }
+        };
+        return Ok(ServerEntry::Http {
+            url,
+            headers: map("headers")?,
+            legacy_sse,
+        });
+    }
+    if !matches!(kind.as_deref(), None | Some("stdio")) {
+        return Err(ConfigError(format!(
+            "server {id:?}: type {:?} needs a url",
+            kind.unwrap_or_default()
+        )));
+    }
+    let command = text("command")?
+        .ok_or_else(|| ConfigError(format!("server {id:?} has neither \"command\" nor \"url\"")))?;
+    let mut argv: Vec<OsString> = vec![command.into()];
+    match o.get("args") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, a) in items.iter().enumerate() {
+                let a = a.as_str().ok_or_else(|| {
+                    ConfigError(format!("server {id:?}: args[{i}] is not a string"))
+                })?;
+                argv.push(
+                    expand(a, env)
+                        .map_err(|e| ConfigError(format!("server {id:?}: args[{i}]: {e}")))?
+                        .into(),
+                );
+            }
+        }
+        Some(other) => {
+            return Err(ConfigError(format!(
+                "server {id:?}: args is {}, not an array",
+                other.kind()
+            )))
+        }
+    }
+    Ok(ServerEntry::Stdio(Launch {
+        argv,
+        env: map("env")?
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect(),
+        clear_env: false,
+        cwd: text("cwd")?.map(PathBuf::from),
+    }))
+}
+
+/// Expands `${VAR}`, `${VAR:-default}` and `${env:VAR}`; a variable that is not set and has no
+/// default is an error naming it. `$` not followed by `{` is kept as it is.
+pub fn expand(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("an unclosed ${{ in {s:?}"))?;
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        let name = name.strip_prefix("env:").unwrap_or(name);
+        let valid =
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !valid {
+            return Err(format!("${{{inner}}} does not name a variable"));
+        }
+        match (env(name), default) {
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => return Err(format!("${{{name}}} is not set and has no default")),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "HOME" => Some("/home/u".into()),
+            "TOKEN" => Some("t0k".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn expands_the_three_forms() {
+        assert_eq!(expand("${HOME}/x", &env).unwrap(), "/home/u/x");
+        assert_eq!(expand("${env:TOKEN}", &env).unwrap(), "t0k");
+        assert_eq!(expand("${MISSING:-fallback}", &env).unwrap(), "fallback");
+        assert_eq!(expand("${HOME:-unused}", &env).unwrap(), "/home/u");
+        assert_eq!(expand("$HOME ${HOME}", &env).unwrap(), "$HOME /home/u");
+        assert!(expand("${MISSING}", &env).unwrap_err().contains("MISSING"));
+        assert!(expand("${HOME", &env).is_err());
+        assert!(expand("${a b}", &env).is_err());
+    }
+
+    #[test]
+    fn reads_stdio_and_http_entries() {
+        let cfg = br#"{"mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "server", "${HOME}"], "env": {"K": "${TOKEN}"}, "cwd": "/tmp"},
+            "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+            "old": {"type": "sse", "url": "https://example.com/sse"}
+        }}"#;
+        let s = read(cfg, &env).unwrap();
+        assert_eq!(s.keys().collect::<Vec<_>>(), ["files", "old", "remote"]);
+        let ServerEntry::Stdio(l) = &s["files"] else {
+            panic!()
+        };
+        assert_eq!(
+            l.argv,
+            ["npx", "-y", "server", "/home/u"].map(OsString::from)
+        );
+        assert_eq!(l.env, [("K".into(), "t0k".into())]);
+        assert_eq!(l.cwd.as_deref(), Some(std::path::Path::new("/tmp")));
+        assert_eq!(
+            s["remote"],
+            ServerEntry::Http {
+                url: "https://example.com/mcp".into(),
+                headers: vec![("Authorization".into(), "Bearer t0k".into())],
+                legacy_sse: false
+            }
+        );
+        assert!(matches!(
+            s["old"],
+            ServerEntry::Http {
+                legacy_sse: true,
+                ..
+            }
+        ));
+        // VS Code's key.
+        let vs = read(
+            br#"{"servers": {"a": {"type": "stdio", "command": "x"}}}"#,
+            &env,
+        )
+        .unwrap();
+        assert!(matches!(vs["a"], ServerEntry::Stdio(_)));
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_run_and_names_it() {
+        for (cfg, needle) in [
+            (
+                &br#"{"mcpServers": {"a": {"command": "x", "command": "y"}}}"#[..],
+                "duplicate",
+            ),
+            (br#"{"other": {}}"#, "mcpServers"),
+            (br#"{"mcpServers": {"a": {}}}"#, "neither"),
+            (
+                br#"{"mcpServers": {"a": {"command": 1}}}"#,
+                "command is number",
+            ),
+            (
+                br#"{"mcpServers": {"a": {"command": "x", "args": "y"}}}"#,
+                "args is string",
+            ),
+            (br#"{"mcpServers": {"a": {"command": "${NOPE}"}}}"#, "NOPE"),
+            (
+                br#"{"mcpServers": {"a": {"type": "ws", "url": "x"}}}"#,
+                "ws",
+            ),
+            (
+                br#"{"mcpServers": {"a": {"type": "http", "command": "x"}}}"#,
+                "needs a url",
+            ),
+        ] {
+            let e = read(cfg, &env).unwrap_err();
+            assert!(e.0.contains(needle), "{e}");
+        }
+    }
+}
