@@ -141,6 +141,16 @@ fn append_publish_prove_verify() {
         "{}",
         text(&o.stderr)
     );
+    // An entry past the bundle's limit is named by its rule, not by the read.
+    let big = dir.join("big.json");
+    std::fs::write(&big, vec![b' '; 70_000]).unwrap();
+    let o = pinlog(&["log", "append", "--db", p(&db), p(&big)]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        text(&o.stderr).starts_with("error: entry-too-large: "),
+        "{}",
+        text(&o.stderr)
+    );
     // A non-canonical entry.
     let spaced = dir.join("spaced.json");
     std::fs::write(&spaced, b"{ \"v\": 1 }").unwrap();

@@ -53,13 +53,17 @@ impl fmt::Display for NoteError {
 
 impl std::error::Error for NoteError {}
 
-/// A key name: non-empty, no `+`, no white space.
+/// A key name: non-empty, no `+`, no white space, no control character.
 fn check_name(name: &str) -> Result<(), NoteError> {
     if name.is_empty() {
         return Err(NoteError::BadKey("the key name is empty"));
     }
     if name.contains('+') || name.chars().any(char::is_whitespace) {
         return Err(NoteError::BadKey("the key name holds a '+' or white space"));
+    }
+    // Stricter than signed-note: a name is printed, and a control character has no business in it.
+    if name.chars().any(char::is_control) {
+        return Err(NoteError::BadKey("the key name holds a control character"));
     }
     Ok(())
 }

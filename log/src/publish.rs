@@ -125,6 +125,8 @@ pub fn publish(
         )));
     }
     std::fs::create_dir_all(out).map_err(io_err(out))?;
+    // One publisher at a time per store: a second one waits here.
+    let _lock = store.publish_lock()?;
     let size = store.size()?;
     let last = store.last_checkpoint()?;
     let served = served_checkpoint(out, key)?;
@@ -251,6 +253,15 @@ pub fn publish(
             (note, true)
         }
     };
+    // Another publisher (of another store) may have served a checkpoint meanwhile: it is never
+    // replaced by one it was not checked against.
+    let now_served = served_checkpoint(out, key)?.map(|(c, _)| c);
+    if now_served != served.as_ref().map(|(c, _)| c.clone()) {
+        return Err(PublishError::Refused(format!(
+            "{} changed while publishing; publish again",
+            out.join(CHECKPOINT).display()
+        )));
+    }
     // A served checkpoint for this very tree stays: it may carry witness cosignatures since.
     let served_body = served.map(|(c, _)| c.to_text());
     let body = Checkpoint {
@@ -316,7 +327,7 @@ impl TileWriter<'_> {
                     index,
                     width: WIDTH as u16,
                 };
-                let end = (index + 1) << (shift + u32::from(HEIGHT));
+                let end = leaves_below(index + 1, shift + u32::from(HEIGHT));
                 self.write(&tile, end, &tiles::encode_hashes(&hashes))?;
             }
         }
@@ -335,14 +346,39 @@ impl TileWriter<'_> {
         self.write(&tile, end, &bytes)
     }
 
-    /// Writes a tile unless the directory already holds it: a whole tile of a size already
-    /// published, or a partial tile, whose name fixes its content.
+    /// Writes a tile. Files a served checkpoint names are never touched; any other file by this
+    /// name, or an older partial of this tile beyond the served size, may be left by an
+    /// interrupted run of another tree and is made to hold these bytes (or its prefix).
     fn write(&mut self, tile: &TileId, end: u64, bytes: &[u8]) -> Result<(), PublishError> {
         let path = self.out.join(tile.path());
-        if (end <= self.published || tile.is_partial()) && path.exists() {
+        if end <= self.published && path.exists() {
             return Ok(());
         }
-        write_atomic_unsynced(&path, bytes).map_err(io_err(&path))?;
+        self.put(&path, bytes)?;
+        for (w, stale) in partials_beside(self.out, tile)? {
+            if w >= tile.width || partial_end(tile, w) <= self.published {
+                continue;
+            }
+            let prefix = match tile.level {
+                Some(_) => &bytes[..usize::from(w) * 32],
+                None => {
+                    let entries = tiles::bundle_entries(bytes, tile.width)
+                        .expect("bundles written here are well formed");
+                    let len: usize = entries[..usize::from(w)].iter().map(|e| 2 + e.len()).sum();
+                    &bytes[..len]
+                }
+            };
+            self.put(&stale, prefix)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` at `path` unless it already holds exactly them.
+    fn put(&mut self, path: &Path, bytes: &[u8]) -> Result<(), PublishError> {
+        if read_bounded(path, bytes.len() as u64).is_ok_and(|have| have == bytes) {
+            return Ok(());
+        }
+        write_atomic_unsynced(path, bytes).map_err(io_err(path))?;
         self.written += 1;
         Ok(())
     }
@@ -367,6 +403,49 @@ impl TileWriter<'_> {
         }
         Ok(())
     }
+}
+
+/// The partial versions `N.p/W` present beside a tile: (W, path).
+fn partials_beside(out: &Path, tile: &TileId) -> Result<Vec<(u16, PathBuf)>, PublishError> {
+    let whole = TileId {
+        width: WIDTH as u16,
+        ..*tile
+    };
+    let dir = out.join(format!("{}.p", whole.path()));
+    let read = match std::fs::read_dir(&dir) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(&dir)(e)),
+    };
+    let mut found = Vec::new();
+    for item in read {
+        let item = item.map_err(io_err(&dir))?;
+        let name = item.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with('0') || !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(w) = name.parse::<u16>() {
+            if (1..WIDTH as u16).contains(&w) {
+                found.push((w, item.path()));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The number of entries a partial of `tile` of width `w` covers up to.
+fn partial_end(tile: &TileId, w: u16) -> u64 {
+    let shift = u32::from(HEIGHT) * u32::from(tile.level.unwrap_or(0));
+    leaves_below(tile.index * WIDTH + u64::from(w), shift)
+}
+
+/// `n << shift`: the leaves below `n` nodes of height `shift`, saturating past `u64`.
+fn leaves_below(n: u64, shift: u32) -> u64 {
+    if shift >= 64 {
+        return u64::MAX;
+    }
+    n.saturating_mul(1 << shift)
 }
 
 /// The inclusion receipt for entry `index` of the log in `dir`, as its checkpoint stands.

@@ -199,6 +199,22 @@ impl Store {
         Ok(())
     }
 
+    /// Holds an exclusive lock for one publisher at a time, on a file beside the database
+    /// (`<db>.publish-lock`); released when the returned file is dropped.
+    pub fn publish_lock(&self) -> Result<std::fs::File, StoreError> {
+        let db = self.conn.path().unwrap_or_default();
+        let path = format!("{db}.publish-lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| StoreError::Schema(format!("cannot open {path}: {e}")))?;
+        file.lock()
+            .map_err(|e| StoreError::Schema(format!("cannot lock {path}: {e}")))?;
+        Ok(file)
+    }
+
     /// The log's origin line.
     pub fn origin(&self) -> Result<String, StoreError> {
         Ok(self

@@ -103,6 +103,13 @@ impl TileReader {
 
     /// The bytes of entry `index`, out of its bundle.
     pub fn entry(&self, index: u64) -> Result<Vec<u8>, TileReadError> {
+        if index >= self.size {
+            return Err(TileReadError {
+                tile: "tile/entries".into(),
+                fault: TileFault::Missing,
+                detail: format!("entry {index} is not in a log of {} entries", self.size),
+            });
+        }
         let tile = self.tile_for(None, index);
         let bytes = self.read(&tile, WIDTH * (2 + MAX_ENTRY as u64))?;
         let entries = tiles::bundle_entries(&bytes, tile.width).map_err(|e| TileReadError {
@@ -110,7 +117,14 @@ impl TileReader {
             fault: TileFault::Damaged,
             detail: e.to_string(),
         })?;
-        Ok(entries[(index % WIDTH) as usize].to_vec())
+        entries
+            .get((index % WIDTH) as usize)
+            .map(|e| e.to_vec())
+            .ok_or_else(|| TileReadError {
+                tile: tile.path(),
+                fault: TileFault::Missing,
+                detail: format!("entry {index} is not in a log of {} entries", self.size),
+            })
     }
 }
 

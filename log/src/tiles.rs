@@ -49,7 +49,8 @@ impl TileId {
     /// level; the partial tiles are those of this size.
     pub fn all(size: u64) -> impl Iterator<Item = TileId> {
         let bundles = tiles_of(None, size);
-        let levels = (0u8..).map_while(move |level| {
+        // Eight levels of 2^8 cover every u64 size; the shift never reaches 64.
+        let levels = (0u8..8).map_while(move |level| {
             let count = size >> (u32::from(HEIGHT) * u32::from(level));
             (count > 0).then(|| tiles_of(Some(level), count))
         });

@@ -154,6 +154,7 @@ fn bad_vkeys_are_refused() {
         "PeterNeumann+00000000+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW",
         "Peter Neumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW",
         "+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW",
+        "evil\u{1b}[2J+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW",
     ] {
         assert!(
             matches!(VerifierKey::parse(bad), Err(NoteError::BadKey(_))),

@@ -52,7 +52,7 @@ pub fn init(args: InitArgs) -> Result<Exit, Failure> {
             args.key.display()
         );
     }
-    println!("{}", key.verifier());
+    println!("{}", render::safe(&key.verifier().to_string()));
     Ok(Exit::Ok)
 }
 
@@ -61,7 +61,17 @@ pub fn append(args: AppendArgs) -> Result<Exit, Failure> {
         read_bounded(path, max)
             .map_err(|e| Failure::unreadable(format!("cannot read {}: {e}", path.display())))
     };
-    let entry = read(&args.entry, MAX_ENTRY as u64)?;
+    let entry = read_bounded(&args.entry, MAX_ENTRY as u64).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            // Named by the entry rule it breaks, as any other refused entry.
+            Failure::unreadable(format!(
+                "entry-too-large: {} is larger than {MAX_ENTRY} bytes",
+                args.entry.display()
+            ))
+        } else {
+            Failure::unreadable(format!("cannot read {}: {e}", args.entry.display()))
+        }
+    })?;
     let blob = args
         .blob
         .as_deref()
@@ -112,6 +122,8 @@ pub fn prove(args: ProveArgs) -> Result<Exit, Failure> {
     let text = receipt.to_text();
     match &args.output {
         Some(path) => io::write_atomic(path, text.as_bytes())?,
+        // The checkpoint comes from the directory: on a terminal it is rendered safe.
+        None if io::stdout_is_terminal() => print!("{}", render::safe(&text)),
         None => print!("{text}"),
     }
     Ok(Exit::Ok)

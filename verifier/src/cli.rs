@@ -57,7 +57,7 @@ pub fn run(args: VerifyLogArgs) -> u8 {
     let policy = match policy(&args) {
         Ok(p) => p,
         Err((code, message)) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", render::safe(&message));
             return code;
         }
     };
@@ -184,7 +184,7 @@ fn policy(args: &VerifyLogArgs) -> Result<Policy, (u8, String)> {
                 EXIT_USAGE,
                 format!(
                     "--witness {}: not a tlog-cosignature/v1 key (its key type is not 0x04)",
-                    key.name()
+                    render::safe(key.name())
                 ),
             ));
         }

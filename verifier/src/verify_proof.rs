@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use pinlog_log::checkpoint::Checkpoint;
 use pinlog_log::entry::Entry;
 use pinlog_log::files::read_bounded;
 use pinlog_log::merkle::{self, verify_inclusion};
@@ -35,7 +36,14 @@ pub fn verify_proof(
         .map_err(|e| VerifyError::unreadable(Location::Proof, e.to_string()))?;
     let opened = checkpoint::open(r.checkpoint.as_bytes(), policy, Location::Proof)?;
     let c = &opened.checkpoint;
-    let copy = dir.map(|d| open_copy(d, policy, c.size)).transpose()?;
+    if r.index >= c.size {
+        return Err(VerifyError::bad(
+            Location::Proof,
+            "inclusion",
+            format!("entry {} is not in a tree of {} entries", r.index, c.size),
+        ));
+    }
+    let copy = dir.map(|d| open_copy(d, policy, c)).transpose()?;
     let entry_bytes = match (&r.extra, &copy) {
         (Some(extra), _) => extra.clone(),
         (None, Some(reader)) => reader.entry(r.index).map_err(tile_error)?,
@@ -88,22 +96,46 @@ pub fn verify_proof(
     })
 }
 
-/// The tiles of a log copy whose checkpoint, checked against the same policy, covers `size`.
-fn open_copy(dir: &Path, policy: &Policy, size: u64) -> Result<TileReader, VerifyError> {
+/// The tiles of a log copy of the receipt's log: its checkpoint opens against the same policy,
+/// names the same origin, covers the receipt's size, and its tiles give its own signed root (so
+/// the tiles checked against the receipt are the ones the copy's key signed).
+fn open_copy(dir: &Path, policy: &Policy, receipt: &Checkpoint) -> Result<TileReader, VerifyError> {
     let bytes = read_bounded(&dir.join("checkpoint"), MAX_NOTE as u64).map_err(|e| {
         VerifyError::unreadable(Location::Checkpoint, format!("{}: {e}", dir.display()))
     })?;
-    let theirs = checkpoint::open(&bytes, policy, Location::Checkpoint)?;
-    if theirs.checkpoint.size < size {
-        return Err(VerifyError::unreadable(
+    let theirs = checkpoint::open(&bytes, policy, Location::Checkpoint)?.checkpoint;
+    if theirs.origin != receipt.origin {
+        return Err(VerifyError::bad(
             Location::Checkpoint,
+            "not-in-this-log",
             format!(
-                "the directory's log has {} entries, fewer than the receipt's {size}; fetch a newer copy",
-                theirs.checkpoint.size
+                "the directory holds the log {:?}, the receipt is for {:?}",
+                theirs.origin, receipt.origin
             ),
         ));
     }
-    Ok(TileReader::new(dir, theirs.checkpoint.size))
+    if theirs.size < receipt.size {
+        return Err(VerifyError::unreadable(
+            Location::Checkpoint,
+            format!(
+                "the directory's log has {} entries, fewer than the receipt's {}; fetch a newer copy",
+                theirs.size, receipt.size
+            ),
+        ));
+    }
+    let mut reader = TileReader::new(dir, theirs.size);
+    let root = merkle::tree_root(&mut reader, theirs.size).map_err(tile_error)?;
+    if root != theirs.root {
+        return Err(VerifyError::bad(
+            Location::Checkpoint,
+            "root-mismatch",
+            format!(
+                "the directory's tiles give root {root}, its checkpoint signs {}",
+                theirs.root
+            ),
+        ));
+    }
+    Ok(reader)
 }
 
 fn tile_error(e: TileReadError) -> VerifyError {

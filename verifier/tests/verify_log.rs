@@ -333,6 +333,69 @@ fn receipts_prove_one_entry() {
         prove(&out, 600),
         Err(PublishError::CannotProve(_))
     ));
+
+    // A receipt naming an index past the end, without its entry, is refused, not a crash.
+    let mut past = prove(&out, 5).unwrap();
+    past.extra = None;
+    for index in [600, 601, 5_000_000] {
+        past.index = index;
+        let e = verify_proof(past.to_text().as_bytes(), &policy(), Some(&out), false).unwrap_err();
+        assert_eq!((e.severity, e.rule), (Severity::Bad, "inclusion"), "{e}");
+    }
+}
+
+#[test]
+fn a_receipt_is_not_in_a_copy_whose_tiles_are_not_what_its_key_signed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a_dir = tmp.path().join("a");
+    let b_dir = tmp.path().join("b");
+    // A: three entries. B: the same first entry, then others: a fork under the same key.
+    let mut a = store_with(&tmp.path().join("a.db"), 3, 3);
+    publish(&mut a, &key(), &a_dir, |_, _| {}).unwrap();
+    let mut b = Store::create(&tmp.path().join("b.db"), ORIGIN).unwrap();
+    let mut chain = Chain::default();
+    let first = first_entry(&a);
+    chain.replay(&first);
+    b.append(&first, Some(&common::surface(0).blob)).unwrap();
+    for i in 1..5u64 {
+        let s = common::surface(100 + i);
+        b.append(&chain.entry(&format!("other-{i}"), &s, 10), Some(&s.blob))
+            .unwrap();
+    }
+    publish(&mut b, &key(), &b_dir, |_, _| {}).unwrap();
+    let receipt = prove(&a_dir, 1).unwrap().to_text();
+    verify_proof(receipt.as_bytes(), &policy(), Some(&a_dir), false).unwrap();
+    let e = verify_proof(receipt.as_bytes(), &policy(), Some(&b_dir), false).unwrap_err();
+    assert_eq!(e.rule, "not-in-this-log", "{e}");
+    // B's level-0 tile doctored so that its first three leaves are A's: B's own checkpoint no
+    // longer matches its tiles, and the receipt is not taken as B's.
+    let mut leaves = Vec::new();
+    a.for_each_entry(0, false, |e| {
+        leaves.extend_from_slice(&e.leaf.0);
+        Ok::<_, pinlog_log::store::StoreError>(())
+    })
+    .unwrap();
+    let tile = b_dir.join("tile/0/000.p/5");
+    let mut doctored = std::fs::read(&tile).unwrap();
+    doctored[..96].copy_from_slice(&leaves);
+    std::fs::write(&tile, doctored).unwrap();
+    let e = verify_proof(receipt.as_bytes(), &policy(), Some(&b_dir), false).unwrap_err();
+    assert_eq!(
+        (e.severity, e.rule),
+        (Severity::Bad, "root-mismatch"),
+        "{e}"
+    );
+}
+
+fn first_entry(store: &Store) -> Vec<u8> {
+    let mut first = None;
+    store
+        .for_each_entry(0, true, |e| {
+            first.get_or_insert(e.body);
+            Ok::<_, pinlog_log::store::StoreError>(())
+        })
+        .unwrap();
+    first.unwrap()
 }
 
 #[test]
@@ -363,4 +426,70 @@ fn concurrent_appenders_lose_nothing() {
     let out = tmp.path().join("out");
     publish(&mut store, &key(), &out, |_, _| {}).unwrap();
     verify(&out).unwrap();
+}
+
+/// Copies a store's database, closed, so that the copy holds everything committed.
+fn copy_store(store: Store, from: &Path, to: &Path) {
+    drop(store);
+    std::fs::copy(from, to).unwrap();
+}
+
+#[test]
+fn leftovers_of_an_interrupted_publish_of_another_tree_are_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("log.db");
+    let backup = tmp.path().join("backup.db");
+    let out = tmp.path().join("out");
+    let mut store = store_with(&db, 5, 2);
+    publish(&mut store, &key(), &out, |_, _| {}).unwrap();
+    let served_5 = std::fs::read(out.join("checkpoint")).unwrap();
+    copy_store(store, &db, &backup);
+    // Two more entries published, then the run is undone as if it had died before serving its
+    // checkpoint, and the store is restored from its backup.
+    let mut store = Store::open(&db).unwrap();
+    let mut chain = Chain::from_store(&store);
+    append_more(&mut store, &mut chain, 5, 7, 2);
+    publish(&mut store, &key(), &out, |_, _| {}).unwrap();
+    assert!(out.join("tile/0/000.p/7").exists());
+    std::fs::write(out.join("checkpoint"), &served_5).unwrap();
+    drop(store);
+    for f in ["log.db-wal", "log.db-shm"] {
+        let _ = std::fs::remove_file(tmp.path().join(f));
+    }
+    std::fs::copy(&backup, &db).unwrap();
+    // Two other entries: the leftover size-7 tiles are of another tree and must not stand.
+    let mut store = Store::open(&db).unwrap();
+    let mut chain = Chain::from_store(&store);
+    append_more(&mut store, &mut chain, 5, 7, 3);
+    publish(&mut store, &key(), &out, |_, _| {}).unwrap();
+    let v = verify(&out).unwrap();
+    assert_eq!(v.opened.checkpoint.size, 7);
+}
+
+#[test]
+fn a_publish_never_serves_over_one_made_meanwhile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a_db = tmp.path().join("a.db");
+    let b_db = tmp.path().join("b.db");
+    let out = tmp.path().join("out");
+    let mut a = store_with(&a_db, 5, 2);
+    publish(&mut a, &key(), &out, |_, _| {}).unwrap();
+    copy_store(a, &a_db, &b_db);
+    let mut a = Store::open(&a_db).unwrap();
+    let mut b = Store::open(&b_db).unwrap();
+    let mut chain = Chain::from_store(&b);
+    append_more(&mut b, &mut chain, 5, 6, 2);
+    // While A publishes, a replica B publishes one entry more to the same directory.
+    let mut done = false;
+    let r = publish(&mut a, &key(), &out, |_, _| {
+        if !done {
+            done = true;
+            publish(&mut b, &key(), &out, |_, _| {}).unwrap();
+        }
+    });
+    assert!(
+        matches!(r, Err(PublishError::Refused(ref why)) if why.contains("changed while publishing")),
+        "{r:?}"
+    );
+    assert_eq!(verify(&out).unwrap().opened.checkpoint.size, 6);
 }

@@ -25,12 +25,12 @@ pub struct Surface {
 
 /// Surface number `n`: one or two tools, a prompt every third, instructions every other.
 pub fn surface(n: u64) -> Surface {
-    let instructions = if n % 2 == 0 {
+    let instructions = if n.is_multiple_of(2) {
         format!("\"Use the tools of server {n} with care.\"")
     } else {
         "null".into()
     };
-    let prompts = if n % 3 == 0 {
+    let prompts = if n.is_multiple_of(3) {
         format!(r#"[{{"description":"Prompt {n}","name":"p{n}"}}]"#)
     } else {
         "[]".into()
