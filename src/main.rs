@@ -62,6 +62,36 @@ enum Command {
     /// instructions, and prints the manifest on standard output. No tool is ever called. A
     /// summary goes to standard error.
     Probe(ProbeArgs),
+    /// Read every server of a client configuration and write one manifest of them all
+    ///
+    /// Reads the `mcpServers` object MCP clients share (or VS Code's `servers`), expands
+    /// ${VAR}, ${VAR:-default} and ${env:VAR}, runs stdio servers and connects to HTTP ones, and
+    /// writes the schema 2 manifest whole to -o. A server that cannot be read fails the whole
+    /// export (exit 4); nothing is written then. Flags may also be written with one dash
+    /// (-config, -server), as other pinning tools spell them.
+    Export(ExportArgs),
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    /// The client configuration (claude_desktop_config.json, .mcp.json, .vscode/mcp.json, …)
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// Only this server (repeatable); the manifest's scope names them
+    #[arg(long, value_name = "ID")]
+    server: Vec<String>,
+    /// The protocol revision to ask for, or auto
+    #[arg(long, value_name = "REV", default_value = "2025-11-25", value_parser = parse_protocol)]
+    protocol: Protocol,
+    /// How many times each listing is read
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=10))]
+    passes: u32,
+    /// The longest wait for one answer, in milliseconds (each server's whole look gets four times this)
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    timeout_ms: u64,
+    /// Where to write the manifest (whole or not at all)
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
 }
 
 #[derive(Args)]
@@ -198,6 +228,23 @@ struct DigestArgs {
     listing: bool,
 }
 
+/// `export` also takes its long flags with one dash, as mcppin-export spells them:
+/// `-config`, `-server`, `-protocol`, `-passes`.
+fn one_dash_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let args: Vec<_> = args.collect();
+    if args.get(1).and_then(|a| a.to_str()) != Some("export") {
+        return args;
+    }
+    args.into_iter()
+        .map(|a| match a.to_str() {
+            Some(flag @ ("-config" | "-server" | "-protocol" | "-passes")) => {
+                format!("-{flag}").into()
+            }
+            _ => a,
+        })
+        .collect()
+}
+
 /// A revision to ask for, or none for auto.
 #[derive(Clone, Copy)]
 struct Protocol(Option<pinlog_mcp::revision::Revision>);
@@ -226,7 +273,7 @@ impl InputArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(one_dash_flags(std::env::args_os()));
     let (render, outcome) = match cli.command {
         Command::Canon(args) => {
             let render = args.input.render();
@@ -247,6 +294,7 @@ fn main() -> ExitCode {
         }
         Command::VerifyLog(args) => return ExitCode::from(pinlog_verifier::cli::run(args)),
         Command::Probe(args) => (Render { ascii: false }, cmd::probe::run(args)),
+        Command::Export(args) => (Render { ascii: false }, cmd::export::run(args)),
     };
     match outcome {
         Ok(exit) => exit.into(),

@@ -33,11 +33,12 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// Reads a configuration; `env` looks up a variable for expansion. Servers by id, in id order.
-pub fn read(
-    bytes: &[u8],
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<BTreeMap<String, ServerEntry>, ConfigError> {
+/// The servers of a configuration by id, in id order; each one that cannot be run says why, so
+/// that a server nobody asked for cannot fail the others.
+pub type Servers = BTreeMap<String, Result<ServerEntry, ConfigError>>;
+
+/// Reads a configuration; `env` looks up a variable for expansion.
+pub fn read(bytes: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result<Servers, ConfigError> {
     let value = json::parse(bytes, Limits::with_max_bytes(16 << 20))
         .map_err(|e| ConfigError(format!("not strict JSON: {e}")))?;
     let root = value
@@ -57,10 +58,11 @@ pub fn read(
         .ok_or_else(|| ConfigError("\"mcpServers\" is not an object".into()))?;
     let mut out = BTreeMap::new();
     for (id, entry) in servers.iter() {
-        let o = entry
+        let parsed = entry
             .as_object()
-            .ok_or_else(|| ConfigError(format!("server {id:?} is not an object")))?;
-        out.insert(id.to_string(), server(id, o, env)?);
+            .ok_or_else(|| ConfigError(format!("server {id:?} is not an object")))
+            .and_then(|o| server(id, o, env));
+        out.insert(id.to_string(), parsed);
     }
     Ok(out)
 }
@@ -225,7 +227,11 @@ mod tests {
             "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
             "old": {"type": "sse", "url": "https://example.com/sse"}
         }}"#;
-        let s = read(cfg, &env).unwrap();
+        let s: BTreeMap<String, ServerEntry> = read(cfg, &env)
+            .unwrap()
+            .into_iter()
+            .map(|(k, v)| (k, v.unwrap()))
+            .collect();
         assert_eq!(s.keys().collect::<Vec<_>>(), ["files", "old", "remote"]);
         let ServerEntry::Stdio(l) = &s["files"] else {
             panic!()
@@ -257,7 +263,7 @@ mod tests {
             &env,
         )
         .unwrap();
-        assert!(matches!(vs["a"], ServerEntry::Stdio(_)));
+        assert!(matches!(vs["a"], Ok(ServerEntry::Stdio(_))));
     }
 
     #[test]
@@ -287,7 +293,10 @@ mod tests {
                 "needs a url",
             ),
         ] {
-            let e = read(cfg, &env).unwrap_err();
+            let e = match read(cfg, &env) {
+                Err(e) => e,
+                Ok(servers) => servers.into_values().find_map(Result::err).unwrap(),
+            };
             assert!(e.0.contains(needle), "{e}");
         }
     }

@@ -7,6 +7,7 @@ pub mod caps;
 pub mod client;
 pub mod config;
 pub mod error;
+pub mod export;
 pub mod http;
 pub mod jsonrpc;
 pub mod listing;

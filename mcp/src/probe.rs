@@ -151,21 +151,31 @@ pub fn now() -> String {
 
 /// A manifest of one server's surface; `asked` is the revision asked for (`None` for auto, when
 /// the one the session ran under stands in).
-pub fn manifest<'s>(id: &str, surface: &'s Surface, asked: Option<Revision>) -> Manifest<'s> {
+pub fn manifest(id: &str, surface: Surface, asked: Option<Revision>) -> Manifest<'static> {
     Manifest {
         protocol_version: asked.unwrap_or(surface.revision).as_str().to_string(),
         complete: surface.complete,
         captured_at: now(),
-        captured_by: format!("pinlog/{}", env!("CARGO_PKG_VERSION")),
+        captured_by: captured_by(),
         scope: None,
-        servers: vec![ManifestServer {
-            id: id.to_string(),
-            reported_name: surface.reported_name().map(str::to_string),
-            protocol_version: surface.revision.as_str().to_string(),
-            passes: surface.passes,
-            instructions: surface.instructions.clone(),
-            tools: surface.tools.clone(),
-            prompts: surface.prompts.clone(),
-        }],
+        servers: vec![manifest_server(id.to_string(), surface)],
+    }
+}
+
+/// The exporter named in manifests.
+pub fn captured_by() -> String {
+    format!("pinlog/{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// One server's part of a manifest.
+pub fn manifest_server(id: String, s: Surface) -> ManifestServer<'static> {
+    ManifestServer {
+        reported_name: s.reported_name().map(str::to_string),
+        id,
+        protocol_version: s.revision.as_str().to_string(),
+        passes: s.passes,
+        instructions: s.instructions,
+        tools: s.tools,
+        prompts: s.prompts,
     }
 }

@@ -2,5 +2,6 @@
 
 pub mod canon;
 pub mod digest;
+pub mod export;
 pub mod log;
 pub mod probe;

@@ -57,16 +57,7 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         }
     };
     let id = args.id.as_deref().unwrap_or("server");
-    let bytes = probe::manifest(id, &surface, args.protocol.0).to_bytes();
-    match &args.output {
-        Some(path) => io::write_atomic(path, &bytes)?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)?;
-            out.flush()?;
-        }
-    }
-    eprintln!(
+    let summary = format!(
         "probed {} ({}): {} tools, {} prompts, {} in {} passes",
         render::quoted(surface.reported_name().unwrap_or("(no name)"), 80),
         surface.revision,
@@ -79,5 +70,15 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         },
         surface.passes
     );
+    let bytes = probe::manifest(id, surface, args.protocol.0).to_bytes();
+    match &args.output {
+        Some(path) => io::write_atomic(path, &bytes)?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)?;
+            out.flush()?;
+        }
+    }
+    eprintln!("{summary}");
     Ok(Exit::Ok)
 }

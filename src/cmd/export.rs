@@ -1,0 +1,48 @@
+//! `pinlog export`: every server of a client configuration, as one manifest.
+
+use pinlog_mcp::export::{self, ExportError};
+use pinlog_mcp::surface::ProbeOptions;
+use pinlog_mcp::Caps;
+
+use crate::exit::{Exit, Failure};
+use crate::io;
+use crate::ExportArgs;
+
+pub fn run(args: ExportArgs) -> Result<Exit, Failure> {
+    let config = pinlog_log::files::read_bounded(&args.config, 16 << 20)
+        .map_err(|e| Failure::unreadable(format!("cannot read {}: {e}", args.config.display())))?;
+    let options = ProbeOptions {
+        revision: args.protocol.0,
+        passes: args.passes,
+        ..ProbeOptions::default()
+    };
+    let caps = Caps {
+        call_ms: args.timeout_ms,
+        session_ms: args.timeout_ms.saturating_mul(4),
+        ..Caps::default()
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    let manifest =
+        export::export(&config, &env, &args.server, &options, caps).map_err(|e| match &e {
+            ExportError::UnknownServer(_) => Failure::usage(e.to_string()),
+            ExportError::Server { stderr, .. } if !stderr.kept.is_empty() => {
+                Failure::unreadable(format!(
+                    "{e}\nits standard error:\n{}",
+                    String::from_utf8_lossy(&stderr.kept)
+                ))
+            }
+            _ => Failure::unreadable(e.to_string()),
+        })?;
+    io::write_atomic(&args.output, &manifest.to_bytes())?;
+    eprintln!(
+        "exported {} servers to {}: {}",
+        manifest.servers.len(),
+        args.output.display(),
+        if manifest.complete {
+            "complete"
+        } else {
+            "NOT complete (a listing changed between readings, or was read once)"
+        }
+    );
+    Ok(Exit::Ok)
+}
