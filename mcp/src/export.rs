@@ -20,12 +20,16 @@ pub enum ExportError {
     Config(ConfigError),
     /// `-server` named a server the configuration does not declare.
     UnknownServer(String),
-    /// A server could not be read; what it wrote on standard error, if it ran.
-    Server {
-        id: String,
-        error: WireError,
-        stderr: Stderr,
-    },
+    /// A server could not be read.
+    Server(Box<ServerFailure>),
+}
+
+/// Which server failed, why, and what it wrote on standard error, if it ran.
+#[derive(Debug)]
+pub struct ServerFailure {
+    pub id: String,
+    pub error: WireError,
+    pub stderr: Stderr,
 }
 
 impl fmt::Display for ExportError {
@@ -35,12 +39,11 @@ impl fmt::Display for ExportError {
             ExportError::UnknownServer(id) => {
                 write!(f, "the configuration declares no server {id:?}")
             }
-            ExportError::Server { id, error, .. } => {
-                write!(
-                    f,
-                    "server {id:?} could not be read, so nothing was exported: {error}"
-                )
-            }
+            ExportError::Server(s) => write!(
+                f,
+                "server {:?} could not be read, so nothing was exported: {}",
+                s.id, s.error
+            ),
         }
     }
 }
@@ -64,10 +67,12 @@ pub fn export(
         if !only.is_empty() && !only.contains(id) {
             continue;
         }
-        let fail = |error, stderr| ExportError::Server {
-            id: id.clone(),
-            error,
-            stderr,
+        let fail = |error, stderr| {
+            ExportError::Server(Box::new(ServerFailure {
+                id: id.clone(),
+                error,
+                stderr,
+            }))
         };
         let entry = entry.as_ref().map_err(|e| ExportError::Config(e.clone()))?;
         let target =

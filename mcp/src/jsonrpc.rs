@@ -12,7 +12,13 @@ use crate::error::WireError;
 pub struct RpcError {
     pub code: i64,
     pub message: String,
+    /// For "unsupported protocol version" (-32022): the revisions the server names in
+    /// `data.supported`.
+    pub supported: Vec<String>,
 }
+
+/// The code of the stateless era's "unsupported protocol version" error.
+pub const UNSUPPORTED_VERSION: i64 = -32022;
 
 impl fmt::Display for RpcError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -96,9 +102,23 @@ fn rpc_error(e: &Value<'_>) -> Result<RpcError, WireError> {
         _ => return Err(bad()),
     };
     let message = o.get("message").and_then(Value::as_str).ok_or_else(bad)?;
+    let supported = match o.get("data").and_then(Value::as_object) {
+        Some(data) if code == UNSUPPORTED_VERSION => data
+            .get("supported")
+            .and_then(Value::as_array)
+            .map(|v| {
+                v.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     Ok(RpcError {
         code,
         message: message.to_string(),
+        supported,
     })
 }
 
@@ -199,7 +219,8 @@ mod tests {
                 id: 4,
                 outcome: Err(RpcError {
                     code: -32601,
-                    message: "no".into()
+                    message: "no".into(),
+                    supported: vec![]
                 })
             }
         );

@@ -9,6 +9,7 @@ use crate::caps::Caps;
 use crate::client::{Client, Transport};
 use crate::error::WireError;
 use crate::http::HttpTransport;
+use crate::jsonrpc::UNSUPPORTED_VERSION;
 use crate::revision::Revision;
 use crate::stdio::{Launch, Stderr, StdioTransport};
 use crate::surface::{self, ProbeOptions, Surface};
@@ -98,7 +99,9 @@ enum Step {
 /// is a fault either way.
 fn handshake_era(e: &WireError) -> bool {
     match e {
-        WireError::Rpc { method, error } => method == "server/discover" && error.code != -32022,
+        WireError::Rpc { method, error } => {
+            method == "server/discover" && error.code != UNSUPPORTED_VERSION
+        }
         WireError::Timeout(m) => m.contains("server/discover"),
         WireError::Closed(_) => true,
         // Over HTTP, a 400, 404 or 405 without a JSON-RPC error in its body.

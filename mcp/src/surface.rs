@@ -5,7 +5,7 @@ use pinlog_core::json::Value;
 
 use crate::client::Client;
 use crate::error::WireError;
-use crate::jsonrpc::Out;
+use crate::jsonrpc::{Out, UNSUPPORTED_VERSION};
 use crate::listing::{self, Items};
 use crate::revision::{Era, Revision};
 
@@ -110,7 +110,17 @@ pub async fn discover(
     params.extend_from_slice(&request_meta(options, revision));
     params.push(b'}');
     client.settle(revision);
-    let found = client.call("server/discover", &params).await?;
+    let found = match client.call("server/discover", &params).await {
+        // "Unsupported protocol version" naming the revision asked for: the specification's
+        // retry, once (a server may refuse a first request it cannot place).
+        Err(WireError::Rpc { error, .. })
+            if error.code == UNSUPPORTED_VERSION
+                && error.supported.iter().any(|v| v == revision.as_str()) =>
+        {
+            client.call("server/discover", &params).await?
+        }
+        other => other?,
+    };
     let found = found.as_object().ok_or_else(|| {
         WireError::Malformed("the server/discover result is not an object".into())
     })?;

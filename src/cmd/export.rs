@@ -25,12 +25,10 @@ pub fn run(args: ExportArgs) -> Result<Exit, Failure> {
     let manifest =
         export::export(&config, &env, &args.server, &options, caps).map_err(|e| match &e {
             ExportError::UnknownServer(_) => Failure::usage(e.to_string()),
-            ExportError::Server { stderr, .. } if !stderr.kept.is_empty() => {
-                Failure::unreadable(format!(
-                    "{e}\nits standard error:\n{}",
-                    String::from_utf8_lossy(&stderr.kept)
-                ))
-            }
+            ExportError::Server(s) if !s.stderr.kept.is_empty() => Failure::unreadable(format!(
+                "{e}\nits standard error:\n{}",
+                String::from_utf8_lossy(&s.stderr.kept)
+            )),
             _ => Failure::unreadable(e.to_string()),
         })?;
     io::write_atomic(&args.output, &manifest.to_bytes())?;
