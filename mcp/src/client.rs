@@ -10,12 +10,14 @@ use crate::error::WireError;
 use crate::http::HttpTransport;
 use crate::jsonrpc::{self, Incoming};
 use crate::revision::{Era, Revision};
+use crate::sse_legacy::SseLegacyTransport;
 use crate::stdio::{Stderr, StdioTransport};
 
 /// How messages reach the server.
 pub enum Transport {
     Stdio(StdioTransport),
     Http(HttpTransport),
+    SseLegacy(Box<SseLegacyTransport>),
 }
 
 impl Transport {
@@ -24,6 +26,7 @@ impl Transport {
         match self {
             Transport::Stdio(t) => t.send(message).await,
             Transport::Http(t) => t.send(message, method).await,
+            Transport::SseLegacy(t) => t.send(message).await,
         }
     }
 
@@ -31,6 +34,7 @@ impl Transport {
         match self {
             Transport::Stdio(t) => t.recv().await,
             Transport::Http(t) => t.recv().await,
+            Transport::SseLegacy(t) => t.recv().await,
         }
     }
 
@@ -42,6 +46,7 @@ impl Transport {
                 t.close().await;
                 Stderr::default()
             }
+            Transport::SseLegacy(_) => Stderr::default(),
         }
     }
 }

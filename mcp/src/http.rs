@@ -228,11 +228,28 @@ pub struct EventParser {
     line: Vec<u8>,
     data: Vec<u8>,
     has_data: bool,
+    event: Vec<u8>,
+}
+
+/// One server-sent event: its type (`message` when none was named) and its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub kind: String,
+    pub data: Vec<u8>,
 }
 
 impl EventParser {
     /// Feeds bytes; returns the data of every event they complete.
     pub fn feed(&mut self, bytes: &[u8], max: usize) -> Result<Vec<Vec<u8>>, WireError> {
+        Ok(self
+            .feed_events(bytes, max)?
+            .into_iter()
+            .map(|e| e.data)
+            .collect())
+    }
+
+    /// Feeds bytes; returns every event they complete.
+    pub fn feed_events(&mut self, bytes: &[u8], max: usize) -> Result<Vec<Event>, WireError> {
         let mut out = Vec::new();
         for &b in bytes {
             if b != b'\n' {
@@ -249,8 +266,16 @@ impl EventParser {
                 line.pop();
             }
             if line.is_empty() {
+                let kind = std::mem::take(&mut self.event);
                 if self.has_data {
-                    out.push(std::mem::take(&mut self.data));
+                    out.push(Event {
+                        kind: if kind.is_empty() {
+                            "message".into()
+                        } else {
+                            String::from_utf8_lossy(&kind).into_owned()
+                        },
+                        data: std::mem::take(&mut self.data),
+                    });
                     self.has_data = false;
                 }
                 continue;
@@ -263,6 +288,9 @@ impl EventParser {
                 }
                 None => (&line[..], &b""[..]),
             };
+            if field == b"event" {
+                self.event = value.to_vec();
+            }
             if field == b"data" {
                 if self.has_data {
                     self.data.push(b'\n');

@@ -13,6 +13,7 @@ pub mod jsonrpc;
 pub mod listing;
 pub mod probe;
 pub mod revision;
+pub mod sse_legacy;
 pub mod stdio;
 pub mod surface;
 

@@ -10,7 +10,9 @@ use crate::client::{Client, Transport};
 use crate::error::WireError;
 use crate::http::HttpTransport;
 use crate::jsonrpc::UNSUPPORTED_VERSION;
+use crate::revision::Era;
 use crate::revision::Revision;
+use crate::sse_legacy::SseLegacyTransport;
 use crate::stdio::{Launch, Stderr, StdioTransport};
 use crate::surface::{self, ProbeOptions, Surface};
 
@@ -31,15 +33,23 @@ pub enum Target<'a> {
         url: &'a str,
         headers: &'a [(String, String)],
     },
+    /// The event-stream URL of a 2024-11-05 HTTP+SSE server, and headers for every request.
+    SseLegacy {
+        url: &'a str,
+        headers: &'a [(String, String)],
+    },
 }
 
 impl Target<'_> {
-    fn connect(&self, caps: Caps) -> Result<Transport, WireError> {
+    async fn connect(&self, caps: Caps) -> Result<Transport, WireError> {
         match *self {
             Target::Stdio(launch) => StdioTransport::spawn(launch, caps).map(Transport::Stdio),
             Target::Http { url, headers } => {
                 HttpTransport::new(url, headers, caps).map(Transport::Http)
             }
+            Target::SseLegacy { url, headers } => SseLegacyTransport::connect(url, headers, caps)
+                .await
+                .map(|t| Transport::SseLegacy(Box::new(t))),
         }
     }
 }
@@ -69,18 +79,38 @@ pub fn probe(target: Target<'_>, options: &ProbeOptions, caps: Caps) -> Look {
         }
     };
     runtime.block_on(async {
-        match options.revision {
-            Some(revision) => session(target, options, caps, Step::Probe(revision)).await,
+        let handshake = match options.revision {
+            Some(revision) if revision.era() == Era::Stateless => {
+                return session(target, options, caps, Step::Probe(revision)).await
+            }
+            Some(revision) => revision,
             None => {
                 let first = session(target, options, caps, Step::Discover).await;
                 match &first.outcome {
-                    Err(e) if handshake_era(e) => {
-                        let handshake = Revision::newest_handshake();
-                        session(target, options, caps, Step::Probe(handshake)).await
-                    }
-                    _ => first,
+                    Err(e) if handshake_era(e) => Revision::newest_handshake(),
+                    _ => return first,
                 }
             }
+        };
+        let look = session(target, options, caps, Step::Probe(handshake)).await;
+        // The 2025-03-26 compatibility procedure: an initialize POST refused with 400, 404 or
+        // 405 may be a server of the older HTTP+SSE transport at the same URL.
+        match (target, &look.outcome) {
+            (Target::Http { url, headers }, Err(WireError::HttpStatus(400 | 404 | 405, _))) => {
+                let legacy = session(
+                    Target::SseLegacy { url, headers },
+                    options,
+                    caps,
+                    Step::Probe(handshake),
+                )
+                .await;
+                if legacy.outcome.is_ok() {
+                    legacy
+                } else {
+                    look
+                }
+            }
+            _ => look,
         }
     })
 }
@@ -114,7 +144,7 @@ fn handshake_era(e: &WireError) -> bool {
 const DISCOVER_MS: u64 = 10_000;
 
 async fn session(target: Target<'_>, options: &ProbeOptions, caps: Caps, step: Step) -> Look {
-    let transport = match target.connect(caps) {
+    let transport = match target.connect(caps).await {
         Ok(t) => t,
         Err(e) => {
             return Look {

@@ -80,6 +80,19 @@ fn everything() -> Running {
     start(cmd, port)
 }
 
+fn everything_sse() -> Running {
+    let port = free_port();
+    let mut cmd = Command::new("node");
+    cmd.arg(installed(
+        ".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    ))
+    .arg("sse")
+    .env("PORT", port.to_string());
+    let mut r = start(cmd, port);
+    r.url = format!("http://127.0.0.1:{port}/sse");
+    r
+}
+
 fn sdk_server() -> Running {
     let port = free_port();
     let mut cmd = Command::new(installed(".ci/venv/bin/python"));
@@ -151,4 +164,62 @@ fn nothing_listening_is_unreachable_and_a_bad_url_is_refused() {
         .outcome
         .unwrap_err();
     assert!(matches!(e, WireError::Unreachable(_)), "{e}");
+}
+
+#[test]
+fn server_everything_over_the_legacy_http_sse_transport() {
+    let server = everything_sse();
+    let legacy = Target::SseLegacy {
+        url: &server.url,
+        headers: &[],
+    };
+    let s = probe(
+        legacy,
+        &options(Some(Revision::R2024_11_05)),
+        Caps::default(),
+    )
+    .outcome
+    .unwrap();
+    assert_eq!(s.reported_name(), Some("mcp-servers/everything"));
+    assert_eq!(s.revision, Revision::R2024_11_05);
+    assert!(s.tools.len() >= 10);
+    assert!(s.complete);
+    // Given as a Streamable HTTP URL, the refused initialize POST leads to the old transport.
+    let s = probe(http(&server.url), &options(None), Caps::default())
+        .outcome
+        .unwrap();
+    assert_eq!(s.reported_name(), Some("mcp-servers/everything"));
+}
+
+/// A one-request HTTP server on loopback that answers 401 with a resource metadata URL.
+#[test]
+fn a_server_asking_for_authorization_needs_credentials() {
+    use std::io::{Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        for stream in listener.incoming().take(1) {
+            let mut stream = stream.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource\", scope=\"read\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let e = probe(
+        http(&url),
+        &options(Some(Revision::R2025_11_25)),
+        Caps::default(),
+    )
+    .outcome
+    .unwrap_err();
+    server.join().unwrap();
+    assert_eq!(
+        e,
+        WireError::NeedsCredentials(Some(
+            "http://127.0.0.1/.well-known/oauth-protected-resource".into()
+        ))
+    );
 }

@@ -327,3 +327,21 @@ fn auto_follows_the_fallback_rules() {
         "{e}"
     );
 }
+
+#[test]
+fn stderr_is_capped_and_a_stubborn_server_is_ended() {
+    let l = look(&scripted("stderr-flood"), Caps::default());
+    assert!(l.outcome.is_ok());
+    assert_eq!(l.stderr.kept.len(), Caps::default().stderr_bytes);
+    assert_eq!(
+        l.stderr.dropped,
+        (4 << 20) - Caps::default().stderr_bytes as u64
+    );
+    // Deaf to the end of its input and to SIGTERM: SIGKILL ends it, and the look is kept.
+    let quick = Caps {
+        shutdown_grace_ms: 300,
+        ..Caps::default()
+    };
+    let l = look(&scripted("stubborn"), quick);
+    assert_eq!(names(&l.outcome.unwrap().tools), ["a"]);
+}
