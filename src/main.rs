@@ -80,22 +80,16 @@ struct ExportArgs {
     /// Only this server (repeatable); the manifest's scope names them
     #[arg(long, value_name = "ID")]
     server: Vec<String>,
-    /// The protocol revision to ask for, or auto
-    #[arg(long, value_name = "REV", default_value = "2025-11-25", value_parser = parse_protocol)]
-    protocol: Protocol,
-    /// How many times each listing is read
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=10))]
-    passes: u32,
-    /// The longest wait for one answer, in milliseconds (each server's whole look gets four times this)
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
-    timeout_ms: u64,
+    #[command(flatten)]
+    look: LookArgs,
     /// Where to write the manifest (whole or not at all)
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
 }
 
+/// How a server is looked at: by `probe` and by `export`.
 #[derive(Args)]
-struct ProbeArgs {
+struct LookArgs {
     /// The protocol revision to ask for: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25,
     /// 2026-07-28, or auto (try the stateless era, fall back to the handshake as the
     /// specification says)
@@ -104,12 +98,37 @@ struct ProbeArgs {
     /// How many times each listing is read; the manifest is complete only if all agree
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=10))]
     passes: u32,
+    /// The longest wait for one answer, in milliseconds (a server's whole look gets four times
+    /// this)
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    timeout_ms: u64,
+}
+
+impl LookArgs {
+    fn options(&self) -> pinlog_mcp::surface::ProbeOptions {
+        pinlog_mcp::surface::ProbeOptions {
+            revision: self.protocol.0,
+            passes: self.passes,
+            ..pinlog_mcp::surface::ProbeOptions::default()
+        }
+    }
+
+    fn caps(&self) -> pinlog_mcp::Caps {
+        pinlog_mcp::Caps {
+            call_ms: self.timeout_ms,
+            session_ms: self.timeout_ms.saturating_mul(4),
+            ..pinlog_mcp::Caps::default()
+        }
+    }
+}
+
+#[derive(Args)]
+struct ProbeArgs {
+    #[command(flatten)]
+    look: LookArgs,
     /// The server's id in the manifest
     #[arg(long)]
     id: Option<String>,
-    /// The longest wait for one answer, in milliseconds (the whole look gets four times this)
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
-    timeout_ms: u64,
     /// Write the manifest to this file (whole or not at all) instead of standard output
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,

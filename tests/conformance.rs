@@ -3,18 +3,11 @@
 //! revision it is written for. `pinlog probe` is the client under test
 //! (`.ci/conformance-client.sh`). docs/CONFORMANCE.md records them.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn installed(rel: &str) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel);
-    assert!(
-        p.exists(),
-        "{} is missing: run `bash .ci/setup`",
-        p.display()
-    );
-    p.to_str().unwrap().to_string()
-}
+use common::installed;
+
+use std::process::Command;
 
 #[test]
 fn listing_client_scenarios_pass() {

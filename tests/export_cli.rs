@@ -1,18 +1,12 @@
 //! `pinlog export` end to end: a client configuration of real servers (stdio and Streamable
 //! HTTP), narrowed, expanded, and failing whole when one server cannot be read.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn installed(rel: &str) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel);
-    assert!(
-        p.exists(),
-        "{} is missing: run `bash .ci/setup`",
-        p.display()
-    );
-    p.to_str().unwrap().to_string()
-}
+use common::{installed, text};
+
+use std::path::Path;
+use std::process::{Command, Output};
 
 fn pinlog(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_pinlog"));
@@ -21,10 +15,6 @@ fn pinlog(args: &[&str], env: &[(&str, &str)]) -> Output {
         c.env(k, v);
     }
     c.output().expect("pinlog runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).unwrap()
 }
 
 fn write_config(dir: &Path, servers: serde_json::Value) -> String {

@@ -1,32 +1,17 @@
 //! `pinlog probe` end to end: a real server's manifest, and nothing a server sends reaching the
 //! terminal raw.
 
-use std::path::PathBuf;
+mod common;
+
+use common::{installed, text};
+
 use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn installed(rel: &str) -> String {
-    let p = repo().join(rel);
-    assert!(
-        p.exists(),
-        "{} is missing: run `bash .ci/setup`",
-        p.display()
-    );
-    p.to_str().unwrap().to_string()
-}
 
 fn pinlog(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pinlog"))
         .args(args)
         .output()
         .expect("pinlog runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).unwrap()
 }
 
 #[test]

@@ -32,21 +32,8 @@ pub struct HttpTransport {
 impl HttpTransport {
     /// A transport to `url`, sending `headers` (from a client configuration) on every request.
     pub fn new(url: &str, headers: &[(String, String)], caps: Caps) -> Result<Self, WireError> {
-        let url = Url::parse(url)
-            .map_err(|e| WireError::Unreachable(format!("not a URL: {url}: {e}")))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(WireError::Unreachable(format!(
-                "{url} is not an http or https URL"
-            )));
-        }
-        let mut map = HeaderMap::new();
-        for (k, v) in headers {
-            let name = HeaderName::from_bytes(k.as_bytes())
-                .map_err(|_| WireError::Unreachable(format!("bad header name {k:?}")))?;
-            let value = HeaderValue::from_str(v)
-                .map_err(|_| WireError::Unreachable(format!("bad value for header {k}")))?;
-            map.insert(name, value);
-        }
+        let url = http_url(url)?;
+        let map = header_map(headers)?;
         let client = Client::builder()
             .redirect(reqwest::redirect::Policy::limited(3))
             .connect_timeout(Duration::from_millis(caps.call_ms))
@@ -193,6 +180,31 @@ impl HttpTransport {
         }
         Ok(())
     }
+}
+
+/// An `http` or `https` URL.
+pub(crate) fn http_url(url: &str) -> Result<Url, WireError> {
+    let parsed =
+        Url::parse(url).map_err(|e| WireError::Unreachable(format!("not a URL: {url}: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(WireError::Unreachable(format!(
+            "{url} is not an http or https URL"
+        )));
+    }
+    Ok(parsed)
+}
+
+/// Headers from a client configuration, refused if not valid HTTP.
+pub(crate) fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, WireError> {
+    let mut map = HeaderMap::new();
+    for (k, v) in headers {
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| WireError::Unreachable(format!("bad header name {k:?}")))?;
+        let value = HeaderValue::from_str(v)
+            .map_err(|_| WireError::Unreachable(format!("bad value for header {k}")))?;
+        map.insert(name, value);
+    }
+    Ok(map)
 }
 
 fn read_error(e: reqwest::Error) -> WireError {

@@ -5,12 +5,12 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
 use reqwest::{Client, Response, StatusCode, Url};
 
 use crate::caps::Caps;
 use crate::error::WireError;
-use crate::http::EventParser;
+use crate::http::{header_map, http_url, EventParser};
 
 pub struct SseLegacyTransport {
     client: Client,
@@ -30,21 +30,8 @@ impl SseLegacyTransport {
         headers: &[(String, String)],
         caps: Caps,
     ) -> Result<SseLegacyTransport, WireError> {
-        let base = Url::parse(url)
-            .map_err(|e| WireError::Unreachable(format!("not a URL: {url}: {e}")))?;
-        if !matches!(base.scheme(), "http" | "https") {
-            return Err(WireError::Unreachable(format!(
-                "{url} is not an http or https URL"
-            )));
-        }
-        let mut map = HeaderMap::new();
-        for (k, v) in headers {
-            let name = HeaderName::from_bytes(k.as_bytes())
-                .map_err(|_| WireError::Unreachable(format!("bad header name {k:?}")))?;
-            let value = HeaderValue::from_str(v)
-                .map_err(|_| WireError::Unreachable(format!("bad value for header {k}")))?;
-            map.insert(name, value);
-        }
+        let base = http_url(url)?;
+        let map = header_map(headers)?;
         // The stream stays open for the session: only the connection has a timeout; reads are
         // bounded by the client's per-call wait.
         let client = Client::builder()

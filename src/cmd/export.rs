@@ -1,8 +1,6 @@
 //! `pinlog export`: every server of a client configuration, as one manifest.
 
 use pinlog_mcp::export::{self, ExportError};
-use pinlog_mcp::surface::ProbeOptions;
-use pinlog_mcp::Caps;
 
 use crate::exit::{Exit, Failure};
 use crate::io;
@@ -11,16 +9,7 @@ use crate::ExportArgs;
 pub fn run(args: ExportArgs) -> Result<Exit, Failure> {
     let config = pinlog_log::files::read_bounded(&args.config, 16 << 20)
         .map_err(|e| Failure::unreadable(format!("cannot read {}: {e}", args.config.display())))?;
-    let options = ProbeOptions {
-        revision: args.protocol.0,
-        passes: args.passes,
-        ..ProbeOptions::default()
-    };
-    let caps = Caps {
-        call_ms: args.timeout_ms,
-        session_ms: args.timeout_ms.saturating_mul(4),
-        ..Caps::default()
-    };
+    let (options, caps) = (args.look.options(), args.look.caps());
     let env = |name: &str| std::env::var(name).ok();
     let manifest =
         export::export(&config, &env, &args.server, &options, caps).map_err(|e| match &e {

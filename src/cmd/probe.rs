@@ -5,8 +5,6 @@ use std::io::Write;
 use pinlog_core::render;
 use pinlog_mcp::probe::{self, Look, Target};
 use pinlog_mcp::stdio::Launch;
-use pinlog_mcp::surface::ProbeOptions;
-use pinlog_mcp::Caps;
 
 use crate::exit::{Exit, Failure};
 use crate::io;
@@ -17,16 +15,7 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         argv: args.command.iter().map(Into::into).collect(),
         ..Launch::default()
     };
-    let options = ProbeOptions {
-        revision: args.protocol.0,
-        passes: args.passes,
-        ..ProbeOptions::default()
-    };
-    let caps = Caps {
-        call_ms: args.timeout_ms,
-        session_ms: args.timeout_ms.saturating_mul(4),
-        ..Caps::default()
-    };
+    let (options, caps) = (args.look.options(), args.look.caps());
     let headers = args
         .headers
         .iter()
@@ -70,7 +59,7 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         },
         surface.passes
     );
-    let bytes = probe::manifest(id, surface, args.protocol.0).to_bytes();
+    let bytes = probe::manifest(id, surface, args.look.protocol.0).to_bytes();
     match &args.output {
         Some(path) => io::write_atomic(path, &bytes)?,
         None => {
