@@ -95,6 +95,42 @@ fn export_reads_every_server_into_one_manifest() {
 }
 
 #[test]
+fn export_reads_http_and_legacy_sse_servers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script =
+        installed(".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let (http_port, sse_port) = (common::free_port(), common::free_port());
+    let mut http = Command::new("node");
+    http.args([script.as_str(), "streamableHttp"])
+        .env("PORT", http_port.to_string());
+    let mut sse = Command::new("node");
+    sse.args([script.as_str(), "sse"])
+        .env("PORT", sse_port.to_string());
+    let _servers = (
+        common::listening(http, http_port),
+        common::listening(sse, sse_port),
+    );
+    let config = write_config(
+        tmp.path(),
+        serde_json::json!({
+            "new": {"type": "http", "url": format!("http://127.0.0.1:{http_port}/mcp"), "headers": {"X-Test": "1"}},
+            "old": {"type": "sse", "url": format!("http://127.0.0.1:{sse_port}/sse")},
+        }),
+    );
+    let out = tmp.path().join("manifest.json");
+    let o = pinlog(
+        &["export", "-config", &config, "-o", out.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    for s in m["servers"].as_array().unwrap() {
+        assert_eq!(s["reported_name"], "mcp-servers/everything", "{}", s["id"]);
+    }
+    assert_eq!(m["complete"], true);
+}
+
+#[test]
 fn one_unreadable_server_fails_the_whole_export_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let config = write_config(
@@ -134,7 +170,6 @@ fn one_unreadable_server_fails_the_whole_export_and_writes_nothing() {
         "{}",
         text(&o.stderr)
     );
-    // A legacy SSE server is refused by name rather than skipped.
     let config = write_config(
         tmp.path(),
         serde_json::json!({"old": {"type": "sse", "url": "http://127.0.0.1:9/sse"}}),
@@ -144,5 +179,10 @@ fn one_unreadable_server_fails_the_whole_export_and_writes_nothing() {
         &[],
     );
     assert_eq!(o.status.code(), Some(4));
-    assert!(text(&o.stderr).contains("HTTP+SSE"), "{}", text(&o.stderr));
+    // A server nothing answers for fails the export by name rather than being skipped.
+    assert!(
+        text(&o.stderr).contains("server \"old\" could not be read"),
+        "{}",
+        text(&o.stderr)
+    );
 }

@@ -88,33 +88,14 @@ fn a_failing_server_is_reported_safely_with_exit_4() {
 
 #[test]
 fn probe_reads_a_streamable_http_endpoint() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut server = Command::new(installed(".ci/venv/bin/python"))
-        .arg(installed("mcp/tests/fixtures/sdk_http_server.py"))
-        .arg(port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let addr = format!("127.0.0.1:{port}").parse().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(200))
-        .is_err()
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server never listened"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let port = common::free_port();
+    let mut cmd = Command::new(installed(".ci/venv/bin/python"));
+    cmd.arg(installed("mcp/tests/fixtures/sdk_http_server.py"))
+        .arg(port.to_string());
+    let server = common::listening(cmd, port);
     let url = format!("http://127.0.0.1:{port}/mcp");
     let o = pinlog(&["probe", "--protocol", "auto", "--header", "X-Test: 1", &url]);
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let m: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(m["servers"][0]["protocol_version"], "2026-07-28");

@@ -15,6 +15,9 @@ pub struct Caps {
     pub stderr_bytes: usize,
     /// The most pages one listing may have.
     pub max_pages: usize,
+    /// The most items one listing may have: bytes on the wire are capped, but a value read
+    /// takes more memory than its text, tiny items most of all.
+    pub max_items: usize,
     /// How long a stdio server gets after its input closes, and again after SIGTERM.
     pub shutdown_grace_ms: u64,
 }
@@ -28,6 +31,7 @@ impl Default for Caps {
             session_ms: 120_000,
             stderr_bytes: 64 << 10,
             max_pages: 1000,
+            max_items: 100_000,
             shutdown_grace_ms: 2_000,
         }
     }

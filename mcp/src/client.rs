@@ -15,8 +15,8 @@ use crate::stdio::{Stderr, StdioTransport};
 
 /// How messages reach the server.
 pub enum Transport {
-    Stdio(StdioTransport),
-    Http(HttpTransport),
+    Stdio(Box<StdioTransport>),
+    Http(Box<HttpTransport>),
     SseLegacy(Box<SseLegacyTransport>),
 }
 

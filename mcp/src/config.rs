@@ -185,7 +185,9 @@ pub fn expand(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, S
         if !valid {
             return Err(format!("${{{inner}}} does not name a variable"));
         }
+        // As in a shell, `:-` takes the default for a variable that is unset or empty.
         match (env(name), default) {
+            (Some(v), Some(d)) if v.is_empty() => out.push_str(d),
             (Some(v), _) => out.push_str(&v),
             (None, Some(d)) => out.push_str(d),
             (None, None) => return Err(format!("${{{name}}} is not set and has no default")),
@@ -204,6 +206,7 @@ mod tests {
         match name {
             "HOME" => Some("/home/u".into()),
             "TOKEN" => Some("t0k".into()),
+            "EMPTY" => Some(String::new()),
             _ => None,
         }
     }
@@ -214,6 +217,8 @@ mod tests {
         assert_eq!(expand("${env:TOKEN}", &env).unwrap(), "t0k");
         assert_eq!(expand("${MISSING:-fallback}", &env).unwrap(), "fallback");
         assert_eq!(expand("${HOME:-unused}", &env).unwrap(), "/home/u");
+        assert_eq!(expand("${EMPTY:-fallback}", &env).unwrap(), "fallback");
+        assert_eq!(expand("[${EMPTY}]", &env).unwrap(), "[]");
         assert_eq!(expand("$HOME ${HOME}", &env).unwrap(), "$HOME /home/u");
         assert!(expand("${MISSING}", &env).unwrap_err().contains("MISSING"));
         assert!(expand("${HOME", &env).is_err());

@@ -75,20 +75,15 @@ pub fn export(
             }))
         };
         let entry = entry.as_ref().map_err(|e| ExportError::Config(e.clone()))?;
-        let target =
-            match entry {
-                ServerEntry::Stdio(launch) => Target::Stdio(launch),
-                ServerEntry::Http {
-                    legacy_sse: true, ..
-                } => return Err(fail(
-                    WireError::Unreachable(
-                        "the legacy HTTP+SSE transport (type \"sse\") is not spoken by this build"
-                            .into(),
-                    ),
-                    Stderr::default(),
-                )),
-                ServerEntry::Http { url, headers, .. } => Target::Http { url, headers },
-            };
+        let target = match entry {
+            ServerEntry::Stdio(launch) => Target::Stdio(launch),
+            ServerEntry::Http {
+                url,
+                headers,
+                legacy_sse: true,
+            } => Target::SseLegacy { url, headers },
+            ServerEntry::Http { url, headers, .. } => Target::Http { url, headers },
+        };
         let look = probe::probe(target, options, caps);
         match look.outcome {
             Ok(surface) => read.push((id.clone(), surface)),

@@ -25,6 +25,9 @@ pub struct HttpTransport {
     method_header: bool,
     /// Messages read from answers, not yet taken.
     inbox: VecDeque<Vec<u8>>,
+    /// The event stream answering the last request, read one event at a time by
+    /// [`Self::recv`] so that a request the server sends on it can be answered before its end.
+    stream: Option<(Response, EventParser)>,
     received: u64,
     caps: Caps,
 }
@@ -35,7 +38,8 @@ impl HttpTransport {
         let url = http_url(url)?;
         let map = header_map(headers)?;
         let client = Client::builder()
-            .redirect(reqwest::redirect::Policy::limited(3))
+            .redirect(same_origin_redirects())
+            .referer(false)
             .connect_timeout(Duration::from_millis(caps.call_ms))
             .timeout(Duration::from_millis(caps.call_ms))
             .build()
@@ -48,6 +52,7 @@ impl HttpTransport {
             revision: None,
             method_header: false,
             inbox: VecDeque::new(),
+            stream: None,
             received: 0,
             caps,
         })
@@ -80,9 +85,9 @@ impl HttpTransport {
         }
         let resp = req.send().await.map_err(|e| {
             if e.is_timeout() {
-                WireError::Timeout(format!("{}: {e}", self.url))
+                WireError::Timeout(format!("{}: {}", self.url, describe(&e)))
             } else {
-                WireError::Unreachable(format!("{}: {e}", self.url))
+                WireError::Unreachable(format!("{}: {}", self.url, describe(&e)))
             }
         })?;
         if let Some(s) = resp.headers().get(SESSION) {
@@ -101,12 +106,18 @@ impl HttpTransport {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if is_sse && status.is_success() {
-            return self.read_events(resp).await;
+            // A stream answering a request replaces the last one, whose request is answered;
+            // one answering our answer to the server carries nothing we wait for.
+            if method.is_some() {
+                self.stream = Some((resp, EventParser::default()));
+            }
+            return Ok(());
         }
         let body = self.read_body(resp).await?;
         // An error status may still carry a JSON-RPC error: the client reads it (the era probe
         // depends on it); anything else is the transport's failure.
-        if status.is_success() || body.first() == Some(&b'{') {
+        let json = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        if status.is_success() || json {
             if !body.iter().all(u8::is_ascii_whitespace) {
                 self.inbox.push_back(body);
             }
@@ -115,10 +126,28 @@ impl HttpTransport {
         Err(WireError::HttpStatus(status.as_u16(), self.url.to_string()))
     }
 
+    /// The next message: one already read, or the next event of the open stream.
     pub async fn recv(&mut self) -> Result<Vec<u8>, WireError> {
-        self.inbox
-            .pop_front()
-            .ok_or_else(|| WireError::Closed("the HTTP answer held no message".into()))
+        loop {
+            if let Some(m) = self.inbox.pop_front() {
+                return Ok(m);
+            }
+            let Some((resp, parser)) = self.stream.as_mut() else {
+                return Err(WireError::Closed("the HTTP answer held no message".into()));
+            };
+            let Some(chunk) = resp.chunk().await.map_err(read_error)? else {
+                self.stream = None;
+                continue;
+            };
+            let events = parser.feed(&chunk, self.caps.message_bytes)?;
+            self.count(chunk.len())?;
+            // A server may open the stream with an event of empty data, to prime resumption.
+            self.inbox.extend(
+                events
+                    .into_iter()
+                    .filter(|d| !d.iter().all(u8::is_ascii_whitespace)),
+            );
+        }
     }
 
     /// Ends the session, if the server gave one.
@@ -159,27 +188,21 @@ impl HttpTransport {
         }
         Ok(body)
     }
+}
 
-    /// Reads server-sent events until one carries a response (or the stream ends); each event's
-    /// data is one message.
-    async fn read_events(&mut self, mut resp: Response) -> Result<(), WireError> {
-        let mut parser = EventParser::default();
-        while let Some(chunk) = resp.chunk().await.map_err(read_error)? {
-            self.count(chunk.len())?;
-            for data in parser.feed(&chunk, self.caps.message_bytes)? {
-                // A server may open the stream with an event of empty data, to prime resumption.
-                if data.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                let response = is_response(&data);
-                self.inbox.push_back(data);
-                if response {
-                    return Ok(());
-                }
-            }
+/// At most 3 redirects, none to another origin: a server's messages, and the headers a
+/// configuration gives it, go to that server only.
+pub(crate) fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(Url::origin);
+        if attempt.previous().len() > 3 {
+            attempt.error("more than 3 redirects")
+        } else if first.is_some_and(|o| o != attempt.url().origin()) {
+            attempt.error("a redirect to another origin")
+        } else {
+            attempt.follow()
         }
-        Ok(())
-    }
+    })
 }
 
 /// An `http` or `https` URL.
@@ -207,18 +230,24 @@ pub(crate) fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, Wire
     Ok(map)
 }
 
+/// An HTTP error with its causes: "error following redirect" says little without them.
+pub(crate) fn describe(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
 fn read_error(e: reqwest::Error) -> WireError {
     if e.is_timeout() {
         WireError::Timeout(format!("reading the answer: {e}"))
     } else {
         WireError::Closed(format!("reading the answer: {e}"))
     }
-}
-
-/// A response has an id and no method; the check is on bytes, the strict read comes later.
-fn is_response(data: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(data);
-    !text.contains("\"method\"") && (text.contains("\"result\"") || text.contains("\"error\""))
 }
 
 /// `resource_metadata="…"` from a `WWW-Authenticate` header (RFC 9728).

@@ -24,6 +24,7 @@ pub async fn read_all(
     meta: Option<&[u8]>,
 ) -> Result<Items, WireError> {
     let max_pages = client.caps().max_pages;
+    let max_items = client.caps().max_items;
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
@@ -47,9 +48,15 @@ pub async fn read_all(
         let page = result
             .as_object()
             .ok_or_else(|| WireError::Malformed(format!("the {method} result is not an object")))?;
+        crate::surface::check_result_type(page, method)?;
         let page_items = page.get(key).and_then(Value::as_array).ok_or_else(|| {
             WireError::Malformed(format!("the {method} result has no \"{key}\" array"))
         })?;
+        if items.len() + page_items.len() > max_items {
+            return Err(WireError::TooLarge(format!(
+                "{method} lists more than {max_items} items"
+            )));
+        }
         items.extend(page_items.iter().cloned());
         match page.get("nextCursor") {
             None | Some(Value::Null) => return Ok(items),

@@ -1,7 +1,7 @@
 //! One whole look at one server: start it, read its surface, end it, and say what it wrote on
 //! standard error whatever happened. A blocking entry point for callers without a runtime.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use pinlog_core::manifest::{Manifest, ManifestServer};
 
@@ -43,9 +43,11 @@ pub enum Target<'a> {
 impl Target<'_> {
     async fn connect(&self, caps: Caps) -> Result<Transport, WireError> {
         match *self {
-            Target::Stdio(launch) => StdioTransport::spawn(launch, caps).map(Transport::Stdio),
+            Target::Stdio(launch) => {
+                StdioTransport::spawn(launch, caps).map(|t| Transport::Stdio(Box::new(t)))
+            }
             Target::Http { url, headers } => {
-                HttpTransport::new(url, headers, caps).map(Transport::Http)
+                HttpTransport::new(url, headers, caps).map(|t| Transport::Http(Box::new(t)))
             }
             Target::SseLegacy { url, headers } => SseLegacyTransport::connect(url, headers, caps)
                 .await
@@ -79,20 +81,26 @@ pub fn probe(target: Target<'_>, options: &ProbeOptions, caps: Caps) -> Look {
         }
     };
     runtime.block_on(async {
+        // One bound for the whole look, however many sessions it takes.
+        let deadline = Instant::now() + Duration::from_millis(caps.session_ms);
         let handshake = match options.revision {
             Some(revision) if revision.era() == Era::Stateless => {
-                return session(target, options, caps, Step::Probe(revision)).await
+                return session(target, options, caps, Step::Probe(revision), deadline)
+                    .await
+                    .look
             }
             Some(revision) => revision,
             None => {
-                let first = session(target, options, caps, Step::Discover).await;
-                match &first.outcome {
-                    Err(e) if handshake_era(e) => Revision::newest_handshake(),
-                    _ => return first,
+                let first = session(target, options, caps, Step::Discover, deadline).await;
+                if !first.handshake_era {
+                    return first.look;
                 }
+                Revision::newest_handshake()
             }
         };
-        let look = session(target, options, caps, Step::Probe(handshake)).await;
+        let look = session(target, options, caps, Step::Probe(handshake), deadline)
+            .await
+            .look;
         // The 2025-03-26 compatibility procedure: an initialize POST refused with 400, 404 or
         // 405 may be a server of the older HTTP+SSE transport at the same URL.
         match (target, &look.outcome) {
@@ -102,12 +110,14 @@ pub fn probe(target: Target<'_>, options: &ProbeOptions, caps: Caps) -> Look {
                     options,
                     caps,
                     Step::Probe(handshake),
+                    deadline,
                 )
-                .await;
-                if legacy.outcome.is_ok() {
-                    legacy
-                } else {
-                    look
+                .await
+                .look;
+                // A legacy server that failed says more than the refused POST.
+                match &legacy.outcome {
+                    Err(WireError::HttpStatus(..) | WireError::Unreachable(_)) => look,
+                    _ => legacy,
                 }
             }
             _ => look,
@@ -124,16 +134,13 @@ enum Step {
     Discover,
 }
 
-/// Whether a failed `server/discover` says the server is of the handshake era. Only "unsupported
-/// protocol version" (-32022) is an answer of the stateless era; a malformed or oversized answer
-/// is a fault either way.
-fn handshake_era(e: &WireError) -> bool {
+/// Whether the failure of `server/discover` says the server is of the handshake era. Only
+/// "unsupported protocol version" (-32022) is an answer of the stateless era; a malformed or
+/// oversized answer is a fault either way.
+fn era_evidence(e: &WireError) -> bool {
     match e {
-        WireError::Rpc { method, error } => {
-            method == "server/discover" && error.code != UNSUPPORTED_VERSION
-        }
-        WireError::Timeout(m) => m.contains("server/discover"),
-        WireError::Closed(_) => true,
+        WireError::Rpc { error, .. } => error.code != UNSUPPORTED_VERSION,
+        WireError::Timeout(_) | WireError::Closed(_) => true,
         // Over HTTP, a 400, 404 or 405 without a JSON-RPC error in its body.
         WireError::HttpStatus(code, _) => matches!(code, 400 | 404 | 405),
         _ => false,
@@ -143,17 +150,35 @@ fn handshake_era(e: &WireError) -> bool {
 /// The longest wait for an answer to the era probe.
 const DISCOVER_MS: u64 = 10_000;
 
-async fn session(target: Target<'_>, options: &ProbeOptions, caps: Caps, step: Step) -> Look {
-    let transport = match target.connect(caps).await {
-        Ok(t) => t,
-        Err(e) => {
-            return Look {
-                outcome: Err(e),
-                stderr: Stderr::default(),
-            }
-        }
+/// One session's look, and whether it failed at `server/discover` in a way that says the server
+/// is of the handshake era.
+struct SessionLook {
+    look: Look,
+    handshake_era: bool,
+}
+
+async fn session(
+    target: Target<'_>,
+    options: &ProbeOptions,
+    caps: Caps,
+    step: Step,
+    deadline: Instant,
+) -> SessionLook {
+    let late = || WireError::Timeout(format!("the look took longer than {} ms", caps.session_ms));
+    let failed = |e| SessionLook {
+        look: Look {
+            outcome: Err(e),
+            stderr: Stderr::default(),
+        },
+        handshake_era: false,
+    };
+    let transport = match tokio::time::timeout_at(deadline.into(), target.connect(caps)).await {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => return failed(e),
+        Err(_) => return failed(late()),
     };
     let mut client = Client::new(transport, caps);
+    let mut handshake_era = false;
     let work = async {
         match step {
             Step::Probe(revision) => surface::probe(&mut client, options, revision).await,
@@ -162,19 +187,24 @@ async fn session(target: Target<'_>, options: &ProbeOptions, caps: Caps, step: S
                 let usual = client.set_call_ms(caps.call_ms.min(DISCOVER_MS));
                 let found = surface::discover(&mut client, options, modern).await;
                 client.set_call_ms(usual);
+                // Only the era probe's own failure is evidence of the era; a later one is a
+                // fault of a stateless server.
+                if let Err(e) = &found {
+                    handshake_era = era_evidence(e);
+                }
                 surface::list_stateless(&mut client, options, modern, found?).await
             }
         }
     };
-    let outcome = match tokio::time::timeout(Duration::from_millis(caps.session_ms), work).await {
+    let outcome = match tokio::time::timeout_at(deadline.into(), work).await {
         Ok(r) => r,
-        Err(_) => Err(WireError::Timeout(format!(
-            "the session took longer than {} ms",
-            caps.session_ms
-        ))),
+        Err(_) => Err(late()),
     };
     let stderr = client.close().await;
-    Look { outcome, stderr }
+    SessionLook {
+        look: Look { outcome, stderr },
+        handshake_era,
+    }
 }
 
 /// The current time as a manifest writes it.

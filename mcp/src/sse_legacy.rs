@@ -10,7 +10,7 @@ use reqwest::{Client, Response, StatusCode, Url};
 
 use crate::caps::Caps;
 use crate::error::WireError;
-use crate::http::{header_map, http_url, EventParser};
+use crate::http::{describe, header_map, http_url, same_origin_redirects, EventParser};
 
 pub struct SseLegacyTransport {
     client: Client,
@@ -35,17 +35,21 @@ impl SseLegacyTransport {
         // The stream stays open for the session: only the connection has a timeout; reads are
         // bounded by the client's per-call wait.
         let client = Client::builder()
-            .redirect(reqwest::redirect::Policy::limited(3))
+            .redirect(same_origin_redirects())
+            .referer(false)
             .connect_timeout(Duration::from_millis(caps.call_ms))
             .build()
             .map_err(|e| WireError::Unreachable(format!("no HTTP client: {e}")))?;
-        let stream = client
+        let wait = Duration::from_millis(caps.call_ms);
+        let get = client
             .get(base.clone())
             .headers(map.clone())
             .header(ACCEPT, "text/event-stream")
-            .send()
+            .send();
+        let stream = tokio::time::timeout(wait, get)
             .await
-            .map_err(|e| WireError::Unreachable(format!("{base}: {e}")))?;
+            .map_err(|_| WireError::Timeout(format!("no answer from {base}")))?
+            .map_err(|e| WireError::Unreachable(format!("{base}: {}", describe(&e))))?;
         let status = stream.status();
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             return Err(WireError::NeedsCredentials(None));
@@ -63,7 +67,6 @@ impl SseLegacyTransport {
             received: 0,
             caps,
         };
-        let wait = Duration::from_millis(caps.call_ms);
         let first = tokio::time::timeout(wait, t.next_event())
             .await
             .map_err(|_| WireError::Timeout(format!("no endpoint event from {base}")))??;
@@ -74,11 +77,12 @@ impl SseLegacyTransport {
             )));
         }
         let target = String::from_utf8_lossy(&first.1).trim().to_string();
-        t.endpoint = base.join(&target).map_err(|e| {
+        // Resolved against, and held to the origin of, where the stream really came from.
+        let served_from = t.stream.url().clone();
+        t.endpoint = served_from.join(&target).map_err(|e| {
             WireError::Protocol(format!("the endpoint {target:?} is not a URL: {e}"))
         })?;
-        // Messages go only where the stream came from.
-        if t.endpoint.origin() != base.origin() {
+        if t.endpoint.origin() != base.origin() || served_from.origin() != base.origin() {
             return Err(WireError::Protocol(format!(
                 "the endpoint {} is on another origin than {base}",
                 t.endpoint
@@ -127,7 +131,7 @@ impl SseLegacyTransport {
             .body(message.to_vec())
             .send()
             .await
-            .map_err(|e| WireError::Unreachable(format!("{}: {e}", self.endpoint)))?;
+            .map_err(|e| WireError::Unreachable(format!("{}: {}", self.endpoint, describe(&e))))?;
         if !resp.status().is_success() {
             return Err(WireError::HttpStatus(
                 resp.status().as_u16(),

@@ -223,3 +223,89 @@ fn a_server_asking_for_authorization_needs_credentials() {
         ))
     );
 }
+
+fn hostile(mode: &str, other: Option<u16>) -> Running {
+    let port = free_port();
+    let mut cmd = Command::new(installed(".ci/venv/bin/python"));
+    cmd.arg(installed("mcp/tests/fixtures/hostile_http.py"))
+        .arg(mode)
+        .arg(port.to_string());
+    if let Some(o) = other {
+        cmd.arg(o.to_string());
+    }
+    start(cmd, port)
+}
+
+#[test]
+fn an_answer_is_taken_as_it_arrives_whatever_it_says() {
+    // The answer names a "method" property and the stream stays open after it.
+    let server = hostile("method-in-result", None);
+    let s = probe(
+        http(&server.url),
+        &options(Some(Revision::R2025_11_25)),
+        Caps::default(),
+    )
+    .outcome
+    .unwrap();
+    assert_eq!(s.tools.len(), 1);
+    // The server asks something first, on the stream that will carry the answer.
+    let server = hostile("request-first", None);
+    let s = probe(
+        http(&server.url),
+        &options(Some(Revision::R2025_11_25)),
+        Caps::default(),
+    )
+    .outcome
+    .unwrap();
+    assert_eq!(s.reported_name(), Some("hostile-request-first"));
+}
+
+#[test]
+fn hostile_http_servers_are_bounded_and_refused() {
+    let small = Caps {
+        call_ms: 1_000,
+        session_ms: 3_000,
+        ..Caps::default()
+    };
+    // A refused POST leads to the old transport, whose stream never opens: the look still ends.
+    let server = hostile("post405-get-hang", None);
+    let e = probe(http(&server.url), &options(None), small)
+        .outcome
+        .unwrap_err();
+    assert!(
+        matches!(e, WireError::HttpStatus(405, _) | WireError::Timeout(_)),
+        "{e}"
+    );
+    // A redirect to another origin is not followed: nothing goes there.
+    let elsewhere = TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = hostile("redirect", Some(elsewhere.local_addr().unwrap().port()));
+    let e = probe(
+        http(&server.url),
+        &options(Some(Revision::R2025_11_25)),
+        small,
+    )
+    .outcome
+    .unwrap_err();
+    assert!(
+        matches!(e, WireError::Unreachable(ref m) if m.contains("another origin")),
+        "{e}"
+    );
+    elsewhere.set_nonblocking(true).unwrap();
+    assert!(
+        elsewhere.accept().is_err(),
+        "a connection reached the other origin"
+    );
+    // A stateless page that asks for more input is not a complete listing.
+    let server = hostile("input-required", None);
+    let e = probe(
+        http(&server.url),
+        &options(Some(Revision::R2026_07_28)),
+        small,
+    )
+    .outcome
+    .unwrap_err();
+    assert!(
+        matches!(e, WireError::Protocol(ref m) if m.contains("input_required")),
+        "{e}"
+    );
+}

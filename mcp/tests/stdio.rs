@@ -345,3 +345,26 @@ fn stderr_is_capped_and_a_stubborn_server_is_ended() {
     let l = look(&scripted("stubborn"), quick);
     assert_eq!(names(&l.outcome.unwrap().tools), ["a"]);
 }
+
+#[test]
+fn auto_falls_back_only_on_the_era_probe_and_listings_are_capped() {
+    // server/discover answered, then the server dies listing: that fault is reported as it is,
+    // not hidden behind a handshake the server would refuse.
+    let e = probe_stdio(
+        &scripted("stateless-crash"),
+        &with_revision(None),
+        Caps::default(),
+    )
+    .outcome
+    .unwrap_err();
+    assert!(matches!(e, WireError::Closed(_)), "{e}");
+    let few = Caps {
+        max_items: 3,
+        ..Caps::default()
+    };
+    let e = look(&scripted("paginated"), few).outcome.unwrap_err();
+    assert!(
+        matches!(e, WireError::TooLarge(ref m) if m.contains("more than 3 items")),
+        "{e}"
+    );
+}

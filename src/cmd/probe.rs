@@ -62,6 +62,11 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
     let bytes = probe::manifest(id, surface, args.look.protocol.0).to_bytes();
     match &args.output {
         Some(path) => io::write_atomic(path, &bytes)?,
+        // Served text on a terminal is rendered safe, as `canon` renders it; piped, it is exact.
+        None if io::stdout_is_terminal() => {
+            let text = String::from_utf8_lossy(&bytes);
+            print!("{}", render::safe(&text));
+        }
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(&bytes)?;
