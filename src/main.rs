@@ -102,6 +102,15 @@ struct LookArgs {
     /// this)
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     timeout_ms: u64,
+    /// The longest single message a server may send, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
+    max_message_bytes: usize,
+    /// All bytes one server may send in one look
+    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
+    max_total_bytes: u64,
+    /// The most items one listing may hold
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    max_items: usize,
 }
 
 impl LookArgs {
@@ -117,6 +126,9 @@ impl LookArgs {
         pinlog_mcp::Caps {
             call_ms: self.timeout_ms,
             session_ms: self.timeout_ms.saturating_mul(4),
+            message_bytes: self.max_message_bytes,
+            total_bytes: self.max_total_bytes,
+            max_items: self.max_items,
             ..pinlog_mcp::Caps::default()
         }
     }

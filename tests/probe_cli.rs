@@ -80,6 +80,18 @@ fn a_failing_server_is_reported_safely_with_exit_4() {
     );
     assert!(o.stdout.is_empty());
 
+    // Caps are the user's to set.
+    let o = pinlog(&[
+        "probe",
+        "--max-items",
+        "3",
+        "--",
+        &installed(".ci/venv/bin/python"),
+        &installed("mcp/tests/fixtures/scripted_server.py"),
+        "paginated",
+    ]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(text(&o.stderr).contains("too-large: tools/list lists more than 3 items"));
     let o = pinlog(&["probe", "--protocol", "2099-01-01", "--", "true"]);
     assert_eq!(o.status.code(), Some(2));
     let o = pinlog(&["probe"]);
