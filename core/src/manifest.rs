@@ -69,14 +69,8 @@ impl Manifest<'_> {
         json::write_string(&mut o, &self.protocol_version);
         o.extend_from_slice(format!(",\"schema_version\":{SCHEMA_VERSION}").as_bytes());
         if let Some(scope) = &self.scope {
-            o.extend_from_slice(b",\"scope\":[");
-            for (i, id) in scope.iter().enumerate() {
-                if i > 0 {
-                    o.push(b',');
-                }
-                json::write_string(&mut o, id);
-            }
-            o.push(b']');
+            o.extend_from_slice(b",\"scope\":");
+            json::write_strings(&mut o, scope.iter().map(String::as_str));
         }
         o.extend_from_slice(b",\"servers\":[");
         for (i, s) in self.servers.iter().enumerate() {

@@ -185,14 +185,7 @@ impl Entry {
         let mut o = Vec::with_capacity(1024);
         let s = |o: &mut Vec<u8>, v: &str| json::write_string(o, v);
         let list = |o: &mut Vec<u8>, items: &[String]| {
-            o.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    o.push(b',');
-                }
-                json::write_string(o, item);
-            }
-            o.push(b']');
+            json::write_strings(o, items.iter().map(String::as_str));
         };
         // Members in RFC 8785 order; all names are ASCII, so byte order is UTF-16 order.
         o.extend_from_slice(b"{\"blob\":");

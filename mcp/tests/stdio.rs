@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use pinlog_core::json::Value;
 use pinlog_core::Listing;
+use pinlog_mcp::jsonrpc::UNSUPPORTED_VERSION;
 use pinlog_mcp::probe::{probe_stdio, Look};
 use pinlog_mcp::revision::Revision;
 use pinlog_mcp::stdio::Launch;
@@ -288,7 +289,7 @@ fn the_stateless_era_over_stdio() {
         .outcome
         .unwrap_err();
     assert!(
-        matches!(&e, WireError::Rpc { error, .. } if error.code == -32022),
+        matches!(&e, WireError::Rpc { error, .. } if error.code == UNSUPPORTED_VERSION),
         "{e}"
     );
 }
@@ -323,7 +324,7 @@ fn auto_follows_the_fallback_rules() {
         .outcome
         .unwrap_err();
     assert!(
-        matches!(&e, WireError::Rpc { error, .. } if error.code == -32022),
+        matches!(&e, WireError::Rpc { error, .. } if error.code == UNSUPPORTED_VERSION),
         "{e}"
     );
 }

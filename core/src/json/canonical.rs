@@ -245,6 +245,18 @@ pub(super) fn write_number(out: &mut Vec<u8>, literal: &str) -> Result<(), Undec
     number::to_f64(literal).map(|v| number::write_es(out, v))
 }
 
+/// Appends a JSON array of strings, each in RFC 8785 form, in the order given.
+pub fn write_strings<'s>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'s str>) {
+    out.push(b'[');
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_string(out, item);
+    }
+    out.push(b']');
+}
+
 /// Appends a string in RFC 8785 form: `"` and `\` escaped, controls as short or `\u00xx`
 /// escapes, everything else as UTF-8.
 pub fn write_string(out: &mut Vec<u8>, s: &str) {

@@ -12,8 +12,8 @@ mod scan;
 mod value;
 
 pub use canonical::{
-    cmp_utf16, to_canonical, write_as_served, write_canonical, write_string, Undecidable,
-    UndecidableLiteral,
+    cmp_utf16, to_canonical, write_as_served, write_canonical, write_string, write_strings,
+    Undecidable, UndecidableLiteral,
 };
 pub(crate) use canonical_builder::CanonicalBuilder;
 pub use error::{ReadError, Rule};
