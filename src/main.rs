@@ -70,6 +70,16 @@ enum Command {
     /// export (exit 4); nothing is written then. Flags may also be written with one dash
     /// (-config, -server), as other pinning tools spell them.
     Export(ExportArgs),
+    /// Find public MCP servers, look at each in a sandbox, and append to the log on change
+    ///
+    /// Discovers servers (the MCP registry, npm search, GitHub topics with GITHUB_TOKEN, a seed
+    /// file), drops those in the opt-out list and those looked at within a day, installs each
+    /// package with its scripts disabled and runs it in bubblewrap (no network, empty home), or
+    /// connects to a remote through the SSRF guard. A server whose surface is new or moved gets
+    /// one log entry; every look is recorded in the store. Prints a run summary. With --publish
+    /// the log is published and signed afterwards; with --schedule it runs as a daemon. See
+    /// docs/OPERATIONS.md.
+    Crawl(Box<CrawlArgs>),
 }
 
 #[derive(Args)]
@@ -132,6 +142,81 @@ impl LookArgs {
             ..pinlog_mcp::Caps::default()
         }
     }
+}
+
+#[derive(Args)]
+struct CrawlArgs {
+    /// The SQLite store (created on first use)
+    #[arg(long, value_name = "FILE", default_value = "data/log.db")]
+    db: PathBuf,
+    /// The log's name, for a store or key created by this run
+    #[arg(long, default_value = "pinlog.local/log")]
+    origin: String,
+    /// A discovery source to ask (repeat for several; default: all of them)
+    #[arg(long = "source", value_name = "SOURCE", value_parser = ["registry", "npm", "github", "seeds"])]
+    sources: Vec<String>,
+    /// The seed file: `npm:<pkg>[@ver]`, `pypi:<pkg>[==ver]`, `oci:<image>@sha256:…`, `remote:<url>`
+    #[arg(long, value_name = "FILE", default_value = "data/seeds.txt")]
+    seeds: PathBuf,
+    /// The opt-out list, applied before any probe (a list that exists but cannot be read stops the run)
+    #[arg(long, value_name = "FILE", default_value = "OPTOUT.txt")]
+    optout: PathBuf,
+    /// Look at no more than N servers in this run (never-seen first, then the longest unseen)
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// How many servers are looked at at once
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    concurrency: u16,
+    /// After the run, publish the log to DIR (tiles, bundles, blobs, signed checkpoint)
+    #[arg(long, value_name = "DIR", requires = "key")]
+    publish: Option<PathBuf>,
+    /// The signing key for --publish: created on first use (mode 0600, never in CI); its
+    /// verifier key is written beside it as KEYFILE.vkey
+    #[arg(long, value_name = "KEYFILE", requires = "publish")]
+    key: Option<PathBuf>,
+    /// Run as a daemon on this cron schedule (5 fields: minute hour day month weekday, UTC)
+    #[arg(long, value_name = "CRON")]
+    schedule: Option<String>,
+    /// Run stdio servers WITHOUT a sandbox when bubblewrap is missing (they can then reach the
+    /// network and your files as you)
+    #[arg(long)]
+    unsandboxed: bool,
+    /// Let the SSRF guard connect to private, loopback and link-local addresses (for tests only)
+    #[arg(long)]
+    allow_private: bool,
+    /// The MCP registry's base URL
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "https://registry.modelcontextprotocol.io"
+    )]
+    registry_url: String,
+    /// The npm registry (search and installs)
+    #[arg(long, value_name = "URL", default_value = "https://registry.npmjs.org")]
+    npm_registry: String,
+    /// The PyPI simple index pip installs from
+    #[arg(long, value_name = "URL", default_value = "https://pypi.org/simple")]
+    pypi_index: String,
+    /// The GitHub API (topic search runs only when GITHUB_TOKEN is set)
+    #[arg(long, value_name = "URL", default_value = "https://api.github.com")]
+    github_api: String,
+    /// Scratch space for installs (default: a new directory under the system's temp dir)
+    #[arg(long, value_name = "DIR")]
+    work: Option<PathBuf>,
+    /// The longest an install may take, in seconds
+    #[arg(long, value_name = "S", default_value_t = 300)]
+    install_timeout: u64,
+    /// The Python that makes venvs and runs pip
+    #[arg(long, value_name = "PATH", default_value = "python3")]
+    python: PathBuf,
+    /// The node that runs npm packages
+    #[arg(long, value_name = "PATH", default_value = "node")]
+    node: PathBuf,
+    /// The npm that installs them
+    #[arg(long, value_name = "PATH", default_value = "npm")]
+    npm: PathBuf,
+    #[command(flatten)]
+    look: LookArgs,
 }
 
 #[derive(Args)]
@@ -326,6 +411,7 @@ fn main() -> ExitCode {
         Command::VerifyLog(args) => return ExitCode::from(pinlog_verifier::cli::run(args)),
         Command::Probe(args) => (Render { ascii: false }, cmd::probe::run(args)),
         Command::Export(args) => (Render { ascii: false }, cmd::export::run(args)),
+        Command::Crawl(args) => (Render { ascii: false }, cmd::crawl::run(*args)),
     };
     match outcome {
         Ok(exit) => exit.into(),

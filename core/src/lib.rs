@@ -4,12 +4,15 @@
 //! so that a digest computed by the crawler, the verifier and the proxy is the same digest. The
 //! rules are written down, with vectors, in `docs/SPEC-digest.md`.
 
+pub mod diff;
 pub mod digest;
 pub mod json;
+pub mod labels;
 pub mod manifest;
 pub mod pointer;
 pub mod render;
 pub mod server;
+pub mod unicode;
 
 pub use digest::{Digest, Listing};
 pub use json::Value;

@@ -1,1 +1,17 @@
-//! pinlog-crawler: discovery, sandboxed probes and appends to the public log.
+//! pinlog-crawler: finds public MCP servers, probes each in a sandbox, and appends to the log
+//! when a server's surface is new or moved. `docs/OPERATIONS.md` says how to run it safely.
+
+pub mod candidate;
+pub mod discover;
+pub mod env_needs;
+mod fetch;
+pub mod install;
+pub mod look;
+pub mod names;
+pub mod optout;
+pub mod outcome;
+pub mod records;
+pub mod run;
+pub mod sandbox;
+pub mod schedule;
+pub mod surface_blob;

@@ -86,6 +86,14 @@ pub struct Liveness {
     pub last_index: Option<u64>,
 }
 
+/// A server's last entry, as the next one's `previous` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Latest {
+    pub index: u64,
+    pub surface: Digest,
+    pub blob: Digest,
+}
+
 /// One entry as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEntry {
@@ -300,6 +308,39 @@ impl Store {
                         last_index: r.get::<_, Option<i64>>(6)?.map(|i| i as u64),
                     })
                 },
+            )
+            .optional()?)
+    }
+
+    /// The server's last entry: its index, surface digest and blob digest.
+    pub fn latest(&self, server: &ServerId) -> Result<Option<Latest>, StoreError> {
+        let row: Option<(i64, String, String)> = self
+            .conn
+            .query_row(
+                "SELECT idx, surface, blob FROM entries WHERE server = ?1 ORDER BY idx DESC LIMIT 1",
+                [server.as_str()],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        row.map(|(i, surface, blob)| {
+            let bad = || StoreError::Schema(format!("entry {i} has a bad digest"));
+            Ok(Latest {
+                index: i as u64,
+                surface: surface.parse().map_err(|_| bad())?,
+                blob: blob.parse().map_err(|_| bad())?,
+            })
+        })
+        .transpose()
+    }
+
+    /// The bytes of a stored blob.
+    pub fn blob(&self, digest: &Digest) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT body FROM blobs WHERE digest = ?1",
+                [digest.to_string()],
+                |r| r.get(0),
             )
             .optional()?)
     }

@@ -11,7 +11,7 @@ use crate::http::HttpTransport;
 use crate::jsonrpc::{self, Incoming};
 use crate::revision::{Era, Revision};
 use crate::sse_legacy::SseLegacyTransport;
-use crate::stdio::{Stderr, StdioTransport};
+use crate::stdio::{Exit, Stderr, StdioTransport};
 
 /// How messages reach the server.
 pub enum Transport {
@@ -38,15 +38,16 @@ impl Transport {
         }
     }
 
-    /// Ends the connection; for a process, what it wrote on standard error.
-    pub async fn close(self) -> Stderr {
+    /// Ends the connection; for a process, what it wrote on standard error, and how it ended if
+    /// it ended on its own.
+    pub async fn close(self) -> (Stderr, Option<Exit>) {
         match self {
             Transport::Stdio(t) => t.shutdown().await,
             Transport::Http(t) => {
                 t.close().await;
-                Stderr::default()
+                (Stderr::default(), None)
             }
-            Transport::SseLegacy(_) => Stderr::default(),
+            Transport::SseLegacy(_) => (Stderr::default(), None),
         }
     }
 }
@@ -137,7 +138,7 @@ impl Client {
             .await
     }
 
-    pub async fn close(self) -> Stderr {
+    pub async fn close(self) -> (Stderr, Option<Exit>) {
         self.transport.close().await
     }
 }

@@ -9,6 +9,9 @@ use crate::jsonrpc::RpcError;
 pub enum WireError {
     /// The server could not be started or reached.
     Unreachable(String),
+    /// A guard refused a URL or an address on the way to the server (`guard`); the message names
+    /// the rule.
+    Refused(String),
     /// The server answered something that is not one strict JSON-RPC message.
     Malformed(String),
     /// A message, or all messages together, passed a configured cap.
@@ -26,12 +29,15 @@ pub enum WireError {
     /// The server broke a rule of the protocol (a version this build does not know, a repeated
     /// cursor, too many pages).
     Protocol(String),
+    /// A listing never ends: a cursor came back, or there are more pages than the caps allow.
+    Pagination(String),
 }
 
 impl fmt::Display for WireError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             WireError::Unreachable(m) => write!(f, "unreachable: {m}"),
+            WireError::Refused(m) => write!(f, "url-refused: {m}"),
             WireError::Malformed(m) => write!(f, "malformed-answer: {m}"),
             WireError::TooLarge(m) => write!(f, "too-large: {m}"),
             WireError::Timeout(m) => write!(f, "timeout: {m}"),
@@ -48,6 +54,7 @@ impl fmt::Display for WireError {
                 f.write_str("needs-credentials: the server asks for authorization")
             }
             WireError::Protocol(m) => write!(f, "protocol: {m}"),
+            WireError::Pagination(m) => write!(f, "pagination-loop: {m}"),
         }
     }
 }

@@ -81,8 +81,16 @@ pub fn export(
                 url,
                 headers,
                 legacy_sse: true,
-            } => Target::SseLegacy { url, headers },
-            ServerEntry::Http { url, headers, .. } => Target::Http { url, headers },
+            } => Target::SseLegacy {
+                url,
+                headers,
+                guard: None,
+            },
+            ServerEntry::Http { url, headers, .. } => Target::Http {
+                url,
+                headers,
+                guard: None,
+            },
         };
         let look = probe::probe(target, options, caps);
         match look.outcome {

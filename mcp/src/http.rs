@@ -9,6 +9,7 @@ use reqwest::{Client, Response, StatusCode, Url};
 
 use crate::caps::Caps;
 use crate::error::WireError;
+use crate::guard::{refusal_in, NetGuard, Refusal};
 
 const SESSION: &str = "mcp-session-id";
 const VERSION: &str = "mcp-protocol-version";
@@ -33,13 +34,17 @@ pub struct HttpTransport {
 }
 
 impl HttpTransport {
-    /// A transport to `url`, sending `headers` (from a client configuration) on every request.
-    pub fn new(url: &str, headers: &[(String, String)], caps: Caps) -> Result<Self, WireError> {
-        let url = http_url(url)?;
+    /// A transport to `url`, sending `headers` (from a client configuration) on every request;
+    /// with a guard, every hop is held to it.
+    pub fn new(
+        url: &str,
+        headers: &[(String, String)],
+        caps: Caps,
+        guard: Option<&NetGuard>,
+    ) -> Result<Self, WireError> {
+        let url = http_url(url, guard)?;
         let map = header_map(headers)?;
-        let client = Client::builder()
-            .redirect(same_origin_redirects())
-            .referer(false)
+        let client = client_builder(guard)
             .connect_timeout(Duration::from_millis(caps.call_ms))
             .timeout(Duration::from_millis(caps.call_ms))
             .build()
@@ -84,11 +89,12 @@ impl HttpTransport {
             req = req.header(METHOD, m);
         }
         let resp = req.send().await.map_err(|e| {
-            if e.is_timeout() {
-                WireError::Timeout(format!("{}: {}", self.url, describe(&e)))
+            let other = if e.is_timeout() {
+                WireError::Timeout
             } else {
-                WireError::Unreachable(format!("{}: {}", self.url, describe(&e)))
-            }
+                WireError::Unreachable
+            };
+            refused_or(&self.url, &e, other)
         })?;
         if let Some(s) = resp.headers().get(SESSION) {
             self.session = Some(s.clone());
@@ -190,31 +196,66 @@ impl HttpTransport {
     }
 }
 
+/// A client without a referer, its redirects held to [`redirects`]; with a guard, names resolved
+/// by the guard and no proxy from the environment (one would resolve and connect for us).
+pub(crate) fn client_builder(guard: Option<&NetGuard>) -> reqwest::ClientBuilder {
+    let builder = Client::builder().redirect(redirects(guard)).referer(false);
+    match guard {
+        Some(g) => builder.dns_resolver(g.resolver()).no_proxy(),
+        None => builder,
+    }
+}
+
 /// At most 3 redirects, none to another origin: a server's messages, and the headers a
-/// configuration gives it, go to that server only.
-pub(crate) fn same_origin_redirects() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
+/// configuration gives it, go to that server only. With a guard, each hop is checked too, and a
+/// redirect not followed is the guard's refusal.
+fn redirects(guard: Option<&NetGuard>) -> reqwest::redirect::Policy {
+    let guard = guard.cloned();
+    reqwest::redirect::Policy::custom(move |attempt| {
         let first = attempt.previous().first().map(Url::origin);
-        if attempt.previous().len() > 3 {
-            attempt.error("more than 3 redirects")
+        let why = if let Some(Err(why)) = guard.as_ref().map(|g| g.check_url(attempt.url())) {
+            format!("a redirect to {}: {why}", attempt.url())
+        } else if attempt.previous().len() > 3 {
+            "more than 3 redirects".to_string()
         } else if first.is_some_and(|o| o != attempt.url().origin()) {
-            attempt.error("a redirect to another origin")
+            "a redirect to another origin".to_string()
         } else {
-            attempt.follow()
+            return attempt.follow();
+        };
+        match guard {
+            Some(_) => attempt.error(Refusal(why)),
+            None => attempt.error(why),
         }
     })
 }
 
-/// An `http` or `https` URL.
-pub(crate) fn http_url(url: &str) -> Result<Url, WireError> {
+/// An `http` or `https` URL, held to the guard if there is one.
+pub(crate) fn http_url(url: &str, guard: Option<&NetGuard>) -> Result<Url, WireError> {
     let parsed =
         Url::parse(url).map_err(|e| WireError::Unreachable(format!("not a URL: {url}: {e}")))?;
+    if let Some(g) = guard {
+        g.check_url(&parsed)
+            .map_err(|why| WireError::Refused(format!("{parsed}: {why}")))?;
+    }
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(WireError::Unreachable(format!(
             "{url} is not an http or https URL"
         )));
     }
     Ok(parsed)
+}
+
+/// A request's failure: the guard's refusal if it was one (the resolver's or the redirect
+/// policy's, deep in reqwest's causes), else `other`.
+pub(crate) fn refused_or(
+    url: &Url,
+    e: &reqwest::Error,
+    other: fn(String) -> WireError,
+) -> WireError {
+    match refusal_in(e) {
+        Some(why) => WireError::Refused(format!("{url}: {why}")),
+        None => other(format!("{url}: {}", describe(e))),
+    }
 }
 
 /// Headers from a client configuration, refused if not valid HTTP.

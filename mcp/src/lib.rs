@@ -8,6 +8,7 @@ pub mod client;
 pub mod config;
 pub mod error;
 pub mod export;
+pub mod guard;
 pub mod http;
 pub mod jsonrpc;
 pub mod listing;
@@ -19,3 +20,4 @@ pub mod surface;
 
 pub use caps::Caps;
 pub use error::WireError;
+pub use guard::NetGuard;

@@ -62,7 +62,7 @@ pub async fn read_all(
             None | Some(Value::Null) => return Ok(items),
             Some(Value::String(next)) => {
                 if !seen.insert(next.to_string()) {
-                    return Err(WireError::Protocol(format!(
+                    return Err(WireError::Pagination(format!(
                         "{method} gave the cursor {} a second time",
                         pinlog_core::render::quoted(next, 64)
                     )));
@@ -77,7 +77,7 @@ pub async fn read_all(
             }
         }
     }
-    Err(WireError::Protocol(format!(
+    Err(WireError::Pagination(format!(
         "{method} has more than {max_pages} pages"
     )))
 }

@@ -8,12 +8,13 @@ use pinlog_core::manifest::{Manifest, ManifestServer};
 use crate::caps::Caps;
 use crate::client::{Client, Transport};
 use crate::error::WireError;
+use crate::guard::NetGuard;
 use crate::http::HttpTransport;
 use crate::jsonrpc::UNSUPPORTED_VERSION;
 use crate::revision::Era;
 use crate::revision::Revision;
 use crate::sse_legacy::SseLegacyTransport;
-use crate::stdio::{Launch, Stderr, StdioTransport};
+use crate::stdio::{Exit, Launch, Stderr, StdioTransport};
 use crate::surface::{self, ProbeOptions, Surface};
 
 /// What a look found, or why it failed; standard error either way.
@@ -21,6 +22,8 @@ use crate::surface::{self, ProbeOptions, Surface};
 pub struct Look {
     pub outcome: Result<Surface, WireError>,
     pub stderr: Stderr,
+    /// How a stdio server ended, if it ended on its own (a crash, an exit before answering).
+    pub exit: Option<Exit>,
 }
 
 /// Where the server is.
@@ -28,15 +31,19 @@ pub struct Look {
 pub enum Target<'a> {
     /// A process to run, spoken to over stdio.
     Stdio(&'a Launch),
-    /// A Streamable HTTP endpoint, and headers to send with every request.
+    /// A Streamable HTTP endpoint, headers to send with every request, and the guard every
+    /// hop is held to, if any.
     Http {
         url: &'a str,
         headers: &'a [(String, String)],
+        guard: Option<&'a NetGuard>,
     },
-    /// The event-stream URL of a 2024-11-05 HTTP+SSE server, and headers for every request.
+    /// The event-stream URL of a 2024-11-05 HTTP+SSE server, headers for every request, and the
+    /// guard every hop is held to, if any.
     SseLegacy {
         url: &'a str,
         headers: &'a [(String, String)],
+        guard: Option<&'a NetGuard>,
     },
 }
 
@@ -46,10 +53,18 @@ impl Target<'_> {
             Target::Stdio(launch) => {
                 StdioTransport::spawn(launch, caps).map(|t| Transport::Stdio(Box::new(t)))
             }
-            Target::Http { url, headers } => {
-                HttpTransport::new(url, headers, caps).map(|t| Transport::Http(Box::new(t)))
+            Target::Http {
+                url,
+                headers,
+                guard,
+            } => {
+                HttpTransport::new(url, headers, caps, guard).map(|t| Transport::Http(Box::new(t)))
             }
-            Target::SseLegacy { url, headers } => SseLegacyTransport::connect(url, headers, caps)
+            Target::SseLegacy {
+                url,
+                headers,
+                guard,
+            } => SseLegacyTransport::connect(url, headers, caps, guard)
                 .await
                 .map(|t| Transport::SseLegacy(Box::new(t))),
         }
@@ -77,6 +92,7 @@ pub fn probe(target: Target<'_>, options: &ProbeOptions, caps: Caps) -> Look {
             return Look {
                 outcome: Err(WireError::Unreachable(format!("no runtime: {e}"))),
                 stderr: Stderr::default(),
+                exit: None,
             }
         }
     };
@@ -104,9 +120,20 @@ pub fn probe(target: Target<'_>, options: &ProbeOptions, caps: Caps) -> Look {
         // The 2025-03-26 compatibility procedure: an initialize POST refused with 400, 404 or
         // 405 may be a server of the older HTTP+SSE transport at the same URL.
         match (target, &look.outcome) {
-            (Target::Http { url, headers }, Err(WireError::HttpStatus(400 | 404 | 405, _))) => {
+            (
+                Target::Http {
+                    url,
+                    headers,
+                    guard,
+                },
+                Err(WireError::HttpStatus(400 | 404 | 405, _)),
+            ) => {
                 let legacy = session(
-                    Target::SseLegacy { url, headers },
+                    Target::SseLegacy {
+                        url,
+                        headers,
+                        guard,
+                    },
                     options,
                     caps,
                     Step::Probe(handshake),
@@ -169,6 +196,7 @@ async fn session(
         look: Look {
             outcome: Err(e),
             stderr: Stderr::default(),
+            exit: None,
         },
         handshake_era: false,
     };
@@ -200,9 +228,13 @@ async fn session(
         Ok(r) => r,
         Err(_) => Err(late()),
     };
-    let stderr = client.close().await;
+    let (stderr, exit) = client.close().await;
     SessionLook {
-        look: Look { outcome, stderr },
+        look: Look {
+            outcome,
+            stderr,
+            exit,
+        },
         handshake_era,
     }
 }
@@ -240,5 +272,36 @@ pub fn manifest_server(id: String, s: Surface) -> ManifestServer<'static> {
         instructions: s.instructions,
         tools: s.tools,
         prompts: s.prompts,
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Launch {
+        Launch {
+            argv: vec!["sh".into(), "-c".into(), script.into()],
+            ..Launch::default()
+        }
+    }
+
+    #[test]
+    fn a_server_that_ends_on_its_own_says_how() {
+        let quick = Caps {
+            call_ms: 300,
+            shutdown_grace_ms: 200,
+            ..Caps::default()
+        };
+        let l = probe_stdio(&sh("exit 3"), &ProbeOptions::default(), quick);
+        assert!(matches!(l.outcome, Err(WireError::Closed(_))), "{l:?}");
+        assert_eq!(l.exit, Some(Exit::Code(3)));
+        assert_eq!(Exit::Code(3).to_string(), "exited 3");
+        let l = probe_stdio(&sh("kill -9 $$"), &ProbeOptions::default(), quick);
+        assert_eq!(l.exit, Some(Exit::Signal(9)), "{l:?}");
+        // Silent, then ended by our signal: not on its own.
+        let l = probe_stdio(&sh("exec sleep 30"), &ProbeOptions::default(), quick);
+        assert!(matches!(l.outcome, Err(WireError::Timeout(_))), "{l:?}");
+        assert_eq!(l.exit, None);
     }
 }

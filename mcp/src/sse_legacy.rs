@@ -10,7 +10,8 @@ use reqwest::{Client, Response, StatusCode, Url};
 
 use crate::caps::Caps;
 use crate::error::WireError;
-use crate::http::{describe, header_map, http_url, same_origin_redirects, EventParser};
+use crate::guard::NetGuard;
+use crate::http::{client_builder, header_map, http_url, refused_or, EventParser};
 
 pub struct SseLegacyTransport {
     client: Client,
@@ -24,19 +25,19 @@ pub struct SseLegacyTransport {
 }
 
 impl SseLegacyTransport {
-    /// Opens the event stream at `url` and waits for the `endpoint` event.
+    /// Opens the event stream at `url` and waits for the `endpoint` event; with a guard, every
+    /// hop, the endpoint included, is held to it.
     pub async fn connect(
         url: &str,
         headers: &[(String, String)],
         caps: Caps,
+        guard: Option<&NetGuard>,
     ) -> Result<SseLegacyTransport, WireError> {
-        let base = http_url(url)?;
+        let base = http_url(url, guard)?;
         let map = header_map(headers)?;
         // The stream stays open for the session: only the connection has a timeout; reads are
         // bounded by the client's per-call wait.
-        let client = Client::builder()
-            .redirect(same_origin_redirects())
-            .referer(false)
+        let client = client_builder(guard)
             .connect_timeout(Duration::from_millis(caps.call_ms))
             .build()
             .map_err(|e| WireError::Unreachable(format!("no HTTP client: {e}")))?;
@@ -49,7 +50,7 @@ impl SseLegacyTransport {
         let stream = tokio::time::timeout(wait, get)
             .await
             .map_err(|_| WireError::Timeout(format!("no answer from {base}")))?
-            .map_err(|e| WireError::Unreachable(format!("{base}: {}", describe(&e))))?;
+            .map_err(|e| refused_or(&base, &e, WireError::Unreachable))?;
         let status = stream.status();
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             return Err(WireError::NeedsCredentials(None));
@@ -82,6 +83,13 @@ impl SseLegacyTransport {
         t.endpoint = served_from.join(&target).map_err(|e| {
             WireError::Protocol(format!("the endpoint {target:?} is not a URL: {e}"))
         })?;
+        // The same client POSTs there, so names are resolved by the guard; this is for the rest.
+        if let Some(Err(why)) = guard.map(|g| g.check_url(&t.endpoint)) {
+            return Err(WireError::Refused(format!(
+                "the endpoint {}: {why}",
+                t.endpoint
+            )));
+        }
         if t.endpoint.origin() != base.origin() || served_from.origin() != base.origin() {
             return Err(WireError::Protocol(format!(
                 "the endpoint {} is on another origin than {base}",
@@ -131,7 +139,7 @@ impl SseLegacyTransport {
             .body(message.to_vec())
             .send()
             .await
-            .map_err(|e| WireError::Unreachable(format!("{}: {}", self.endpoint, describe(&e))))?;
+            .map_err(|e| refused_or(&self.endpoint, &e, WireError::Unreachable))?;
         if !resp.status().is_success() {
             return Err(WireError::HttpStatus(
                 resp.status().as_u16(),

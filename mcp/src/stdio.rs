@@ -31,11 +31,41 @@ pub struct Stderr {
     pub dropped: u64,
 }
 
+/// How a server process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this code.
+    Code(i32),
+    /// A signal ended it.
+    Signal(i32),
+}
+
+impl Exit {
+    fn of(status: std::process::ExitStatus) -> Option<Exit> {
+        #[cfg(unix)]
+        if let Some(n) = std::os::unix::process::ExitStatusExt::signal(&status) {
+            return Some(Exit::Signal(n));
+        }
+        status.code().map(Exit::Code)
+    }
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(c) => write!(f, "exited {c}"),
+            Exit::Signal(n) => write!(f, "killed by signal {n}"),
+        }
+    }
+}
+
 pub struct StdioTransport {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<Stderr>>,
+    /// The server closed its output or input: it is ending, or ended, on its own.
+    gone: bool,
     received: u64,
     caps: Caps,
 }
@@ -86,6 +116,7 @@ impl StdioTransport {
             stdin,
             stdout,
             stderr,
+            gone: false,
             received: 0,
             caps,
         })
@@ -99,23 +130,31 @@ impl StdioTransport {
         let mut line = Vec::with_capacity(message.len() + 1);
         line.extend_from_slice(message);
         line.push(b'\n');
-        let closed = |e: std::io::Error| {
-            WireError::Closed(format!("the server stopped reading its input ({e})"))
+        let written = match stdin.write_all(&line).await {
+            Ok(()) => stdin.flush().await,
+            Err(e) => Err(e),
         };
-        stdin.write_all(&line).await.map_err(closed)?;
-        stdin.flush().await.map_err(closed)
+        written.map_err(|e| {
+            self.gone = true;
+            WireError::Closed(format!("the server stopped reading its input ({e})"))
+        })
     }
 
     /// The next non-empty line, at most `message_bytes` long.
     pub async fn recv(&mut self) -> Result<Vec<u8>, WireError> {
         let mut line = Vec::new();
         loop {
-            let buf = self
-                .stdout
-                .fill_buf()
-                .await
-                .map_err(|e| WireError::Closed(format!("reading the server's output: {e}")))?;
+            let buf = match self.stdout.fill_buf().await {
+                Ok(b) => b,
+                Err(e) => {
+                    self.gone = true;
+                    return Err(WireError::Closed(format!(
+                        "reading the server's output: {e}"
+                    )));
+                }
+            };
             if buf.is_empty() {
+                self.gone = true;
                 return Err(WireError::Closed(
                     "the server closed its output before answering".into(),
                 ));
@@ -158,29 +197,33 @@ impl StdioTransport {
     }
 
     /// Ends the server as the stdio transport asks: close its input, wait, then SIGTERM, then
-    /// SIGKILL.
-    pub async fn shutdown(mut self) -> Stderr {
+    /// SIGKILL. Also how it ended, if it ended on its own: it had exited or closed its output
+    /// before its input was closed, and needed no signal.
+    pub async fn shutdown(mut self) -> (Stderr, Option<Exit>) {
+        let own = self.gone || matches!(self.child.try_wait(), Ok(Some(_)));
         self.stdin = None;
         let grace = Duration::from_millis(self.caps.shutdown_grace_ms);
-        if tokio::time::timeout(grace, self.child.wait())
-            .await
-            .is_err()
-        {
-            #[cfg(unix)]
-            if let Some(pid) = self.child.id() {
-                if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
-                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let mut exit = None;
+        match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(Ok(status)) if own => exit = Exit::of(status),
+            Ok(_) => {}
+            Err(_) => {
+                #[cfg(unix)]
+                if let Some(pid) = self.child.id() {
+                    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+                        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+                    }
                 }
-            }
-            if tokio::time::timeout(grace, self.child.wait())
-                .await
-                .is_err()
-            {
-                let _ = self.child.kill().await;
+                if tokio::time::timeout(grace, self.child.wait())
+                    .await
+                    .is_err()
+                {
+                    let _ = self.child.kill().await;
+                }
             }
         }
         // Let the reader take what the server wrote last.
         tokio::time::sleep(Duration::from_millis(10)).await;
-        self.stderr()
+        (self.stderr(), exit)
     }
 }

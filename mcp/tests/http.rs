@@ -109,7 +109,11 @@ fn options(revision: Option<Revision>) -> ProbeOptions {
 }
 
 fn http(url: &str) -> Target<'_> {
-    Target::Http { url, headers: &[] }
+    Target::Http {
+        url,
+        headers: &[],
+        guard: None,
+    }
 }
 
 #[test]
@@ -172,6 +176,7 @@ fn server_everything_over_the_legacy_http_sse_transport() {
     let legacy = Target::SseLegacy {
         url: &server.url,
         headers: &[],
+        guard: None,
     };
     let s = probe(
         legacy,

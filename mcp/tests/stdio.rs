@@ -190,11 +190,11 @@ fn bad_servers_fail_with_a_named_reason() {
     let cases: [(&str, Expect); 6] = [
         (
             "repeat-cursor",
-            |e| matches!(e, WireError::Protocol(m) if m.contains("second time")),
+            |e| matches!(e, WireError::Pagination(m) if m.contains("second time")),
         ),
         (
             "endless",
-            |e| matches!(e, WireError::Protocol(m) if m.contains("more than 50 pages")),
+            |e| matches!(e, WireError::Pagination(m) if m.contains("more than 50 pages")),
         ),
         ("flood", |e| matches!(e, WireError::TooLarge(_))),
         ("silent", |e| matches!(e, WireError::Timeout(_))),

@@ -1,6 +1,7 @@
 //! One module a command.
 
 pub mod canon;
+pub mod crawl;
 pub mod digest;
 pub mod export;
 pub mod log;

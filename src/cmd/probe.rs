@@ -30,10 +30,13 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         Some(url) => Target::Http {
             url,
             headers: &headers,
+            guard: None,
         },
         None => Target::Stdio(&launch),
     };
-    let Look { outcome, stderr } = probe::probe(target, &options, caps);
+    let Look {
+        outcome, stderr, ..
+    } = probe::probe(target, &options, caps);
     let surface = match outcome {
         Ok(s) => s,
         Err(e) => {

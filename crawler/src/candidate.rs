@@ -1,0 +1,214 @@
+//! A server the crawler may probe: its identity in the log, what to run or where to connect, and
+//! what discovery learnt about it.
+
+use pinlog_core::{ServerId, ServerKind};
+
+/// What runs, or where the server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Launch {
+    /// An npm package; `version` is an exact version or a dist-tag, `None` for `latest`.
+    Npm {
+        name: String,
+        version: Option<String>,
+    },
+    /// A PyPI project; `version` exact, `None` for the newest.
+    Pypi {
+        name: String,
+        version: Option<String>,
+    },
+    /// A container image by digest.
+    Oci { image: String, digest: String },
+    /// A remote endpoint.
+    Remote { url: String, transport: Remote },
+}
+
+/// How a remote endpoint is spoken to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remote {
+    StreamableHttp,
+    Sse,
+}
+
+/// An environment variable a registry says the server reads. Only its name is ever recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvVar {
+    pub name: String,
+    pub required: bool,
+    pub secret: bool,
+}
+
+/// Where a candidate was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SourceKind {
+    Registry,
+    Npm,
+    Github,
+    Seeds,
+}
+
+impl SourceKind {
+    pub const ALL: [SourceKind; 4] = [
+        SourceKind::Registry,
+        SourceKind::Npm,
+        SourceKind::Github,
+        SourceKind::Seeds,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Registry => "registry",
+            SourceKind::Npm => "npm",
+            SourceKind::Github => "github",
+            SourceKind::Seeds => "seeds",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SourceKind> {
+        SourceKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// One server found by discovery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub id: ServerId,
+    pub launch: Launch,
+    pub env: Vec<EnvVar>,
+    /// Every source that named it, in order, without repeats.
+    pub found_by: Vec<SourceKind>,
+    /// Other names it goes by (its name in the MCP registry), for opt-out matching.
+    pub aliases: Vec<String>,
+}
+
+impl Candidate {
+    /// A candidate for `launch`, named by the identity the log gives it: `npm:<pkg>`,
+    /// `pypi:<pkg>`, `oci:<image>` or `remote:<url>`. Versions are not part of the identity: a
+    /// new version of a package is the same server, whose surface may have moved.
+    pub fn new(launch: Launch, found_by: SourceKind) -> Result<Candidate, String> {
+        let id = match &launch {
+            Launch::Npm { name, .. } => format!("npm:{name}"),
+            Launch::Pypi { name, .. } => format!("pypi:{}", pypi_normalized(name)),
+            Launch::Oci { image, .. } => format!("oci:{image}"),
+            Launch::Remote { url, .. } => format!("remote:{url}"),
+        };
+        let id: ServerId = id
+            .parse()
+            .map_err(|e: pinlog_core::server::ServerIdError| {
+                format!("{}: {}", pinlog_core::render::quoted(&id, 120), e.0)
+            })?;
+        Ok(Candidate {
+            id,
+            launch,
+            env: Vec::new(),
+            found_by: vec![found_by],
+            aliases: Vec::new(),
+        })
+    }
+
+    /// Takes in what another source knew about the same server: the first source's way to run
+    /// it stands unless it named no version and this one does; environment names are joined.
+    pub fn merge(&mut self, other: Candidate) {
+        debug_assert_eq!(self.id, other.id);
+        let pinned = |l: &Launch| match l {
+            Launch::Npm { version, .. } | Launch::Pypi { version, .. } => version.is_some(),
+            _ => true,
+        };
+        if !pinned(&self.launch) && pinned(&other.launch) {
+            self.launch = other.launch;
+        }
+        for var in other.env {
+            if !self.env.iter().any(|v| v.name == var.name) {
+                self.env.push(var);
+            }
+        }
+        for a in other.aliases {
+            if !self.aliases.contains(&a) {
+                self.aliases.push(a);
+            }
+        }
+        for s in other.found_by {
+            if !self.found_by.contains(&s) {
+                self.found_by.push(s);
+            }
+        }
+    }
+
+    pub fn kind(&self) -> ServerKind {
+        self.id.kind()
+    }
+}
+
+/// A PyPI name as PEP 503 normalises it: lowercase, runs of `-`, `_`, `.` as one `-`.
+pub fn pypi_normalized(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut sep = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            sep = true;
+        } else {
+            if sep && !out.is_empty() {
+                out.push('-');
+            }
+            sep = false;
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pypi_names_normalise_as_pep_503_says() {
+        // The examples of PEP 503's "Normalized Names" section all name one project.
+        for n in [
+            "friendly-bard",
+            "Friendly-Bard",
+            "FRIENDLY-BARD",
+            "friendly.bard",
+            "friendly_bard",
+            "friendly--bard",
+            "FrIeNdLy-._.-bArD",
+        ] {
+            assert_eq!(pypi_normalized(n), "friendly-bard", "{n}");
+        }
+    }
+
+    #[test]
+    fn merging_keeps_the_pinned_version_and_joins_sources() {
+        let a = Candidate::new(
+            Launch::Npm {
+                name: "x".into(),
+                version: None,
+            },
+            SourceKind::Npm,
+        )
+        .unwrap();
+        let mut b = Candidate::new(
+            Launch::Npm {
+                name: "x".into(),
+                version: Some("1.2.3".into()),
+            },
+            SourceKind::Registry,
+        )
+        .unwrap();
+        b.env.push(EnvVar {
+            name: "API_KEY".into(),
+            required: true,
+            secret: true,
+        });
+        let mut merged = a.clone();
+        merged.merge(b);
+        assert_eq!(
+            merged.launch,
+            Launch::Npm {
+                name: "x".into(),
+                version: Some("1.2.3".into())
+            }
+        );
+        assert_eq!(merged.found_by, [SourceKind::Npm, SourceKind::Registry]);
+        assert_eq!(merged.env.len(), 1);
+    }
+}

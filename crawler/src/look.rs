@@ -1,0 +1,221 @@
+//! One look at one candidate: install it if it is a package, run it in the sandbox (or connect
+//! through the SSRF guard), read its surface, and say what happened.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pinlog_mcp::caps::Caps;
+use pinlog_mcp::guard::NetGuard;
+use pinlog_mcp::probe::{self, Target};
+use pinlog_mcp::stdio::Exit;
+use pinlog_mcp::surface::{ProbeOptions, Surface};
+
+use crate::candidate::{Candidate, Launch, Remote};
+use crate::env_needs;
+use crate::install::{self, Installed, Installers};
+use crate::outcome::{Failure, Reason};
+use crate::sandbox::{Isolation, PLACEHOLDER};
+
+/// How the crawler looks at servers.
+#[derive(Debug, Clone)]
+pub struct Looker {
+    /// The sandbox for stdio probes, or why there is none.
+    pub isolation: Result<Isolation, String>,
+    pub installers: Installers,
+    pub guard: NetGuard,
+    pub caps: Caps,
+    pub options: ProbeOptions,
+    /// Scratch space; each look uses its own directory below it and removes it after.
+    pub work: PathBuf,
+}
+
+/// What a look found.
+#[derive(Debug)]
+pub struct Look {
+    pub outcome: Result<Surface, Failure>,
+    /// The package version or image digest looked at.
+    pub version: Option<String>,
+    pub registry_digest: Option<String>,
+    /// `stdio`, `streamable-http` or `sse`.
+    pub transport: &'static str,
+    /// Variables the server wanted (names only).
+    pub env_wanted: Vec<String>,
+    /// Variables filled with the placeholder for the look that succeeded.
+    pub env_placeholders: Vec<String>,
+    pub took: Duration,
+}
+
+impl Looker {
+    pub fn look(&self, c: &Candidate, slot: usize) -> Look {
+        let start = Instant::now();
+        let mut look = Look {
+            outcome: Err(Failure::new(Reason::Unsupported, "not looked at")),
+            version: None,
+            registry_digest: None,
+            transport: "stdio",
+            env_wanted: Vec::new(),
+            env_placeholders: Vec::new(),
+            took: Duration::ZERO,
+        };
+        look.outcome = match &c.launch {
+            Launch::Remote { url, transport } => self.remote(url, *transport, &mut look),
+            Launch::Oci { digest, .. } => {
+                look.version = Some(digest.clone());
+                Err(Failure::new(
+                    Reason::Unsupported,
+                    "OCI images need a container runtime; this crawler does not run them",
+                ))
+            }
+            Launch::Npm { .. } | Launch::Pypi { .. } => {
+                let dir = self.work.join(format!("look-{slot}"));
+                let found = self.package(c, &dir, &mut look);
+                let _ = std::fs::remove_dir_all(&dir);
+                found
+            }
+        };
+        look.took = start.elapsed();
+        look
+    }
+
+    fn remote(&self, url: &str, transport: Remote, look: &mut Look) -> Result<Surface, Failure> {
+        let target = match transport {
+            Remote::StreamableHttp => {
+                look.transport = "streamable-http";
+                Target::Http {
+                    url,
+                    headers: &[],
+                    guard: Some(&self.guard),
+                }
+            }
+            Remote::Sse => {
+                look.transport = "sse";
+                Target::SseLegacy {
+                    url,
+                    headers: &[],
+                    guard: Some(&self.guard),
+                }
+            }
+        };
+        let found = probe::probe(target, &self.options, self.caps);
+        found
+            .outcome
+            .map_err(|e| Failure::from_wire(&e))
+            .and_then(complete)
+    }
+
+    fn package(&self, c: &Candidate, dir: &Path, look: &mut Look) -> Result<Surface, Failure> {
+        let isolation = match &self.isolation {
+            Ok(i) => i,
+            Err(why) => return Err(Failure::new(Reason::SandboxUnavailable, why.clone())),
+        };
+        let _ = std::fs::remove_dir_all(dir);
+        let home = dir.join("home");
+        std::fs::create_dir_all(&home).map_err(|e| {
+            Failure::new(
+                Reason::InstallFailed,
+                format!("scratch {}: {e}", dir.display()),
+            )
+        })?;
+        let installed = match &c.launch {
+            Launch::Npm { name, version } => {
+                install::npm(&self.installers, name, version.as_deref(), dir)
+            }
+            Launch::Pypi { name, version } => {
+                install::pypi(&self.installers, name, version.as_deref(), dir)
+            }
+            _ => unreachable!("only packages are installed"),
+        }
+        .map_err(|e| Failure::new(Reason::InstallFailed, e))?;
+        look.version = Some(installed.version.clone());
+        look.registry_digest = installed.registry_digest.clone();
+
+        let first = self.run(isolation, &installed, &[], &home);
+        let stderr = first.stderr.kept.clone();
+        let err = match first.outcome {
+            Ok(s) => return complete(s),
+            Err(e) => e,
+        };
+        let wanted = env_needs::wanted(&c.env, &stderr);
+        look.env_wanted = wanted.clone();
+        if wanted.is_empty() {
+            let mut f = exit_failure(&err, first.exit);
+            f.detail.push_str(&stderr_tail(&stderr));
+            return Err(f);
+        }
+        let names = wanted.join(", ");
+        if !wanted.iter().all(|n| env_needs::is_credential(n)) {
+            return Err(Failure::new(
+                Reason::NeedsEnv,
+                format!("the server wants {names}"),
+            ));
+        }
+        // One retry, every wanted credential filled with the same harmless placeholder.
+        let env: Vec<(String, String)> = wanted
+            .iter()
+            .map(|n| (n.clone(), PLACEHOLDER.to_string()))
+            .collect();
+        let second = self.run(isolation, &installed, &env, &home);
+        match second.outcome {
+            Ok(s) => {
+                look.env_placeholders = wanted;
+                complete(s)
+            }
+            Err(e) => Err(Failure::new(
+                Reason::NeedsCredentials,
+                format!("the server wants {names}; with placeholders: {e}"),
+            )),
+        }
+    }
+
+    fn run(
+        &self,
+        isolation: &Isolation,
+        installed: &Installed,
+        env: &[(String, String)],
+        home: &Path,
+    ) -> probe::Look {
+        let launch = isolation.launch(&installed.argv, &installed.visible, env, home);
+        probe::probe_stdio(&launch, &self.options, self.caps)
+    }
+}
+
+/// The last lines the server wrote to standard error, safe to print: often the reason it
+/// stopped.
+fn stderr_tail(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    format!("; stderr ends {}", pinlog_core::render::quoted(&tail, 300))
+}
+
+/// A surface whose readings disagreed is not one surface: nothing is appended for it.
+fn complete(s: Surface) -> Result<Surface, Failure> {
+    if s.complete {
+        Ok(s)
+    } else {
+        Err(Failure::new(
+            Reason::Unstable,
+            format!("the {} readings of a listing disagreed", s.passes),
+        ))
+    }
+}
+
+/// The failure, with the exit status of a server that ended on its own; a signal is written as
+/// a shell writes it, 128 + the signal's number.
+fn exit_failure(e: &pinlog_mcp::error::WireError, exit: Option<Exit>) -> Failure {
+    let mut f = Failure::from_wire(e);
+    if f.reason == Reason::Exited {
+        f.exit_code = exit.map(|x| match x {
+            Exit::Code(c) => c,
+            Exit::Signal(s) => 128 + s,
+        });
+    }
+    f
+}

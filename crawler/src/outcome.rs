@@ -1,0 +1,108 @@
+//! What one look at one server came to. The reason tokens are recorded in the store and printed
+//! in run summaries: they are part of the crawler's contract (docs/OPERATIONS.md).
+
+use std::fmt;
+
+use pinlog_mcp::error::WireError;
+
+/// Why a server could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    OptOut,
+    SandboxUnavailable,
+    Unsupported,
+    InstallFailed,
+    NeedsCredentials,
+    NeedsEnv,
+    Exited,
+    Timeout,
+    Unreachable,
+    UrlRefused,
+    HttpStatus,
+    ErrorAnswer,
+    MalformedAnswer,
+    PaginationLoop,
+    ProtocolError,
+    TooLarge,
+    Unstable,
+    Undecidable,
+    Refused,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::OptOut => "opt-out",
+            Reason::SandboxUnavailable => "sandbox-unavailable",
+            Reason::Unsupported => "unsupported",
+            Reason::InstallFailed => "install-failed",
+            Reason::NeedsCredentials => "needs-credentials",
+            Reason::NeedsEnv => "needs-env",
+            Reason::Exited => "exited",
+            Reason::Timeout => "timeout",
+            Reason::Unreachable => "unreachable",
+            Reason::UrlRefused => "url-refused",
+            Reason::HttpStatus => "http-status",
+            Reason::ErrorAnswer => "error-answer",
+            Reason::MalformedAnswer => "malformed-answer",
+            Reason::PaginationLoop => "pagination-loop",
+            Reason::ProtocolError => "protocol-error",
+            Reason::TooLarge => "too-large",
+            Reason::Unstable => "unstable-listing",
+            Reason::Undecidable => "undecidable",
+            Reason::Refused => "entry-refused",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed look: the reason, and a detail safe to print (already rendered).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub reason: Reason,
+    pub detail: String,
+    /// The exit status for [`Reason::Exited`].
+    pub exit_code: Option<i32>,
+}
+
+impl Failure {
+    pub fn new(reason: Reason, detail: impl Into<String>) -> Failure {
+        Failure {
+            reason,
+            detail: pinlog_core::render::safe(&detail.into()).into_owned(),
+            exit_code: None,
+        }
+    }
+
+    /// The failure a wire error means.
+    pub fn from_wire(e: &WireError) -> Failure {
+        let reason = match e {
+            WireError::Unreachable(_) => Reason::Unreachable,
+            WireError::Malformed(_) => Reason::MalformedAnswer,
+            WireError::TooLarge(_) => Reason::TooLarge,
+            WireError::Timeout(_) => Reason::Timeout,
+            WireError::Closed(_) => Reason::Exited,
+            WireError::Rpc { .. } => Reason::ErrorAnswer,
+            WireError::HttpStatus(..) => Reason::HttpStatus,
+            WireError::NeedsCredentials(_) => Reason::NeedsCredentials,
+            WireError::Refused(_) => Reason::UrlRefused,
+            WireError::Pagination(_) => Reason::PaginationLoop,
+            WireError::Protocol(_) => Reason::ProtocolError,
+        };
+        Failure::new(reason, e.to_string())
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.exit_code {
+            Some(code) => write!(f, "{} {code}: {}", self.reason, self.detail),
+            None => write!(f, "{}: {}", self.reason, self.detail),
+        }
+    }
+}

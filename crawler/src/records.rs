@@ -1,0 +1,133 @@
+//! What the crawler records beside the log, in the same SQLite database: one row per look at a
+//! server (`crawl_looks`) and one per run (`crawl_runs`). The log's own tables (entries, blobs,
+//! checkpoints, liveness) belong to pinlog-log; these are the crawler's and are never published.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// One look as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookRow {
+    pub run: i64,
+    pub server: String,
+    pub at: String,
+    /// `new`, `changed`, `unchanged`, or a failure reason.
+    pub outcome: String,
+    pub exit_code: Option<i32>,
+    pub detail: Option<String>,
+    pub version: Option<String>,
+    pub registry_digest: Option<String>,
+    /// Names of variables the server wanted, comma-separated; never values.
+    pub env_wanted: Option<String>,
+    pub entry_index: Option<u64>,
+    pub took_ms: u64,
+}
+
+pub struct Records {
+    conn: Connection,
+}
+
+impl Records {
+    /// Opens the crawler's tables in the store at `path`, creating them if needed.
+    pub fn open(path: &Path) -> Result<Records, rusqlite::Error> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(Duration::from_secs(30))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS crawl_runs (
+                 id INTEGER PRIMARY KEY,
+                 started TEXT NOT NULL,
+                 finished TEXT,
+                 summary TEXT);
+             CREATE TABLE IF NOT EXISTS crawl_looks (
+                 run INTEGER NOT NULL,
+                 server TEXT NOT NULL,
+                 at TEXT NOT NULL,
+                 outcome TEXT NOT NULL,
+                 exit_code INTEGER,
+                 detail TEXT,
+                 version TEXT,
+                 registry_digest TEXT,
+                 env_wanted TEXT,
+                 entry_index INTEGER,
+                 took_ms INTEGER NOT NULL);
+             CREATE INDEX IF NOT EXISTS crawl_looks_by_server ON crawl_looks (server, at);",
+        )?;
+        Ok(Records { conn })
+    }
+
+    /// Starts a run and returns its id.
+    pub fn start_run(&mut self, at: &str) -> Result<i64, rusqlite::Error> {
+        self.conn
+            .execute("INSERT INTO crawl_runs (started) VALUES (?1)", [at])?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    pub fn finish_run(&mut self, run: i64, at: &str, summary: &str) -> Result<(), rusqlite::Error> {
+        self.conn.execute(
+            "UPDATE crawl_runs SET finished = ?2, summary = ?3 WHERE id = ?1",
+            params![run, at, summary],
+        )?;
+        Ok(())
+    }
+
+    pub fn record(&mut self, row: &LookRow) -> Result<(), rusqlite::Error> {
+        self.conn.execute(
+            "INSERT INTO crawl_looks (run, server, at, outcome, exit_code, detail, version,
+                                      registry_digest, env_wanted, entry_index, took_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                row.run,
+                row.server,
+                row.at,
+                row.outcome,
+                row.exit_code,
+                row.detail,
+                row.version,
+                row.registry_digest,
+                row.env_wanted,
+                row.entry_index.map(|i| i as i64),
+                row.took_ms as i64
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The looks at one server, oldest first.
+    pub fn looks(&self, server: &str) -> Result<Vec<LookRow>, rusqlite::Error> {
+        let mut stmt = self.conn.prepare(
+            "SELECT run, server, at, outcome, exit_code, detail, version, registry_digest,
+                    env_wanted, entry_index, took_ms
+             FROM crawl_looks WHERE server = ?1 ORDER BY at, rowid",
+        )?;
+        let rows = stmt.query_map([server], |r| {
+            Ok(LookRow {
+                run: r.get(0)?,
+                server: r.get(1)?,
+                at: r.get(2)?,
+                outcome: r.get(3)?,
+                exit_code: r.get(4)?,
+                detail: r.get(5)?,
+                version: r.get(6)?,
+                registry_digest: r.get(7)?,
+                env_wanted: r.get(8)?,
+                entry_index: r.get::<_, Option<i64>>(9)?.map(|i| i as u64),
+                took_ms: r.get::<_, i64>(10)? as u64,
+            })
+        })?;
+        rows.collect()
+    }
+
+    /// The summary of the last finished run.
+    pub fn last_summary(&self) -> Result<Option<String>, rusqlite::Error> {
+        self.conn
+            .query_row(
+                "SELECT summary FROM crawl_runs WHERE finished IS NOT NULL ORDER BY id DESC LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+    }
+}

@@ -1,0 +1,424 @@
+//! One crawl: discover, drop the opted-out and the recently seen, look at the rest with bounded
+//! concurrency, and append to the log as each look comes back. Every look is committed on its
+//! own, so a crawl killed part-way loses nothing already committed and the next run goes on with
+//! the servers not yet looked at.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use pinlog_core::json::{self, Limits};
+use pinlog_core::ServerId;
+use pinlog_log::entry::{Entry, Previous, Probe, Timestamp};
+use pinlog_log::store::{Store, StoreError};
+
+use crate::candidate::Candidate;
+use crate::discover::{self, Discovery, SourceReport, Sources};
+use crate::look::{Look, Looker};
+use crate::optout::OptOut;
+use crate::outcome::{Failure, Reason};
+use crate::records::{LookRow, Records};
+use crate::surface_blob::{self, SurfaceBlob};
+
+/// Everything one run needs.
+#[derive(Debug, Clone)]
+pub struct Crawl {
+    pub db: PathBuf,
+    /// The log's name, for a store created by this run.
+    pub origin: String,
+    pub sources: Sources,
+    pub optout: PathBuf,
+    /// At most this many servers looked at in this run.
+    pub limit: Option<usize>,
+    pub concurrency: usize,
+    pub looker: Looker,
+    /// A server looked at less than this long ago is left alone.
+    pub min_interval: Duration,
+}
+
+/// How a look ended, as the summary and the store count it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    New(u64),
+    Changed(u64),
+    Unchanged,
+    Failed(Failure),
+}
+
+impl Verdict {
+    pub fn token(&self) -> &'static str {
+        match self {
+            Verdict::New(_) => "new",
+            Verdict::Changed(_) => "changed",
+            Verdict::Unchanged => "unchanged",
+            Verdict::Failed(f) => f.reason.as_str(),
+        }
+    }
+}
+
+/// One server's result, as shown while the crawl runs.
+#[derive(Debug, Clone)]
+pub struct Reported {
+    pub server: ServerId,
+    pub verdict: Verdict,
+    pub version: Option<String>,
+    pub labels: Vec<String>,
+    pub took: Duration,
+}
+
+/// What the run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub run: i64,
+    pub started: String,
+    pub finished: String,
+    pub candidates: usize,
+    pub opted_out: usize,
+    pub recent: usize,
+    pub beyond_limit: usize,
+    pub looked: usize,
+    pub ok: usize,
+    pub new: usize,
+    pub changed: usize,
+    pub unchanged: usize,
+    pub failed: BTreeMap<&'static str, usize>,
+    pub log_size: u64,
+    pub sources: Vec<SourceReport>,
+}
+
+impl Summary {
+    /// The summary as canonical JSON, as stored in `crawl_runs.summary`.
+    pub fn to_json(&self) -> String {
+        let mut o = Vec::new();
+        let num = |o: &mut Vec<u8>, k: &str, v: u64| {
+            o.extend_from_slice(format!(",\"{k}\":{v}").as_bytes());
+        };
+        o.extend_from_slice(format!("{{\"beyond_limit\":{}", self.beyond_limit).as_bytes());
+        num(&mut o, "candidates", self.candidates as u64);
+        num(&mut o, "changed", self.changed as u64);
+        o.extend_from_slice(b",\"failed\":{");
+        for (i, (k, v)) in self.failed.iter().enumerate() {
+            if i > 0 {
+                o.push(b',');
+            }
+            json::write_string(&mut o, k);
+            o.extend_from_slice(format!(":{v}").as_bytes());
+        }
+        o.push(b'}');
+        o.extend_from_slice(b",\"finished\":");
+        json::write_string(&mut o, &self.finished);
+        num(&mut o, "log_size", self.log_size);
+        num(&mut o, "looked", self.looked as u64);
+        num(&mut o, "new", self.new as u64);
+        num(&mut o, "ok", self.ok as u64);
+        num(&mut o, "opted_out", self.opted_out as u64);
+        num(&mut o, "recent", self.recent as u64);
+        num(&mut o, "run", self.run as u64);
+        o.extend_from_slice(b",\"sources\":[");
+        for (i, s) in self.sources.iter().enumerate() {
+            if i > 0 {
+                o.push(b',');
+            }
+            o.extend_from_slice(format!("{{\"found\":{},\"name\":", s.found).as_bytes());
+            json::write_string(&mut o, s.source.as_str());
+            o.extend_from_slice(b",\"problems\":");
+            json::write_strings(&mut o, s.problems.iter().map(String::as_str));
+            o.extend_from_slice(format!(",\"skipped\":{}}}", s.skipped).as_bytes());
+        }
+        o.extend_from_slice(b"],\"started\":");
+        json::write_string(&mut o, &self.started);
+        num(&mut o, "unchanged", self.unchanged as u64);
+        o.push(b'}');
+        String::from_utf8(o).expect("UTF-8 JSON")
+    }
+}
+
+/// Told about the run as it goes (a progress bar, or log lines).
+pub trait Observer {
+    /// Discovery is done; `planned` servers will be looked at.
+    fn planned(&mut self, discovery: &Discovery, planned: usize);
+    fn looked(&mut self, result: &Reported);
+}
+
+#[derive(Debug)]
+pub enum CrawlError {
+    Store(StoreError),
+    Records(rusqlite::Error),
+    OptOut(String),
+}
+
+impl std::fmt::Display for CrawlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CrawlError::Store(e) => e.fmt(f),
+            CrawlError::Records(e) => write!(f, "store: {e}"),
+            CrawlError::OptOut(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for CrawlError {}
+
+impl From<StoreError> for CrawlError {
+    fn from(e: StoreError) -> Self {
+        CrawlError::Store(e)
+    }
+}
+
+impl From<rusqlite::Error> for CrawlError {
+    fn from(e: rusqlite::Error) -> Self {
+        CrawlError::Records(e)
+    }
+}
+
+/// Opens the store at `db`, creating it for `origin` if there is none.
+pub fn open_store(db: &std::path::Path, origin: &str) -> Result<Store, StoreError> {
+    if db.exists() {
+        Store::open(db)
+    } else {
+        Store::create(db, origin)
+    }
+}
+
+/// Runs one crawl.
+pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlError> {
+    // The opt-out list first: if it cannot be read, nothing may be probed.
+    let optout = match std::fs::read(&c.optout) {
+        Ok(b) => OptOut::parse(&String::from_utf8(b).map_err(|_| {
+            CrawlError::OptOut(format!(
+                "{} is not UTF-8; fix it before crawling",
+                c.optout.display()
+            ))
+        })?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => OptOut::default(),
+        Err(e) => {
+            return Err(CrawlError::OptOut(format!(
+                "cannot read the opt-out list {}: {e}; nothing is probed without it",
+                c.optout.display()
+            )))
+        }
+    };
+    let mut store = open_store(&c.db, &c.origin)?;
+    let mut records = Records::open(&c.db)?;
+    let mut summary = Summary {
+        started: pinlog_mcp::probe::now(),
+        ..Summary::default()
+    };
+    summary.run = records.start_run(&summary.started)?;
+
+    let discovery = discover::discover(&c.sources);
+    summary.candidates = discovery.candidates.len();
+    summary.sources = discovery.reports.clone();
+
+    let now = SystemTime::now();
+    let mut fresh: Vec<(Option<String>, Candidate)> = Vec::new();
+    for cand in &discovery.candidates {
+        if optout.covers(cand) {
+            summary.opted_out += 1;
+            records.record(&LookRow {
+                run: summary.run,
+                server: cand.id.to_string(),
+                at: pinlog_mcp::probe::now(),
+                outcome: Reason::OptOut.as_str().into(),
+                exit_code: None,
+                detail: Some(format!("named in {}", c.optout.display())),
+                version: None,
+                registry_digest: None,
+                env_wanted: None,
+                entry_index: None,
+                took_ms: 0,
+            })?;
+            continue;
+        }
+        let last = store.liveness(&cand.id)?.and_then(|l| l.last_probe);
+        if last
+            .as_deref()
+            .is_some_and(|t| within(t, now, c.min_interval))
+        {
+            summary.recent += 1;
+            continue;
+        }
+        fresh.push((last, cand.clone()));
+    }
+    // Never-seen servers first, then the longest unseen.
+    fresh.sort_by(|a, b| a.0.cmp(&b.0));
+    let limit = c.limit.unwrap_or(usize::MAX);
+    summary.beyond_limit = fresh.len().saturating_sub(limit);
+    fresh.truncate(limit);
+    observer.planned(&discovery, fresh.len());
+
+    let queue = Mutex::new(fresh.into_iter().map(|(_, c)| c).collect::<VecDeque<_>>());
+    let (tx, rx) = mpsc::channel::<(Candidate, Look)>();
+    let workers = c.concurrency.max(1);
+    std::thread::scope(|scope| -> Result<(), CrawlError> {
+        for slot in 0..workers {
+            let tx = tx.clone();
+            let queue = &queue;
+            let looker = &c.looker;
+            scope.spawn(move || loop {
+                let Some(cand) = queue.lock().expect("queue").pop_front() else {
+                    break;
+                };
+                let look = looker.look(&cand, slot);
+                if tx.send((cand, look)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (cand, look) in rx {
+            let reported = settle(&mut store, &mut records, summary.run, c, &cand, look)?;
+            summary.looked += 1;
+            match &reported.verdict {
+                Verdict::New(_) => summary.new += 1,
+                Verdict::Changed(_) => summary.changed += 1,
+                Verdict::Unchanged => summary.unchanged += 1,
+                Verdict::Failed(f) => *summary.failed.entry(f.reason.as_str()).or_default() += 1,
+            }
+            observer.looked(&reported);
+        }
+        Ok(())
+    })?;
+    summary.ok = summary.new + summary.changed + summary.unchanged;
+    summary.log_size = store.size()?;
+    summary.finished = pinlog_mcp::probe::now();
+    records.finish_run(summary.run, &summary.finished, &summary.to_json())?;
+    Ok(summary)
+}
+
+/// Whether the time `t` lies less than `interval` before `now`.
+fn within(t: &str, now: SystemTime, interval: Duration) -> bool {
+    humantime::parse_rfc3339(t)
+        .ok()
+        .and_then(|then| now.duration_since(then).ok())
+        .is_some_and(|age| age < interval)
+}
+
+/// Writes what one look found: an entry when the surface is new or moved, liveness always, and
+/// the look's row.
+fn settle(
+    store: &mut Store,
+    records: &mut Records,
+    run: i64,
+    c: &Crawl,
+    cand: &Candidate,
+    look: Look,
+) -> Result<Reported, CrawlError> {
+    let at = pinlog_mcp::probe::now();
+    let ts = Timestamp::parse(&at).expect("now() writes the entry time format");
+    let mut labels = Vec::new();
+    let verdict = match look.outcome.as_ref().map_err(Clone::clone).and_then(|s| {
+        surface_blob::build(s.instructions.as_deref(), &s.prompts, &s.tools).map(|b| (s, b))
+    }) {
+        Err(f) => Verdict::Failed(f),
+        Ok((surface, blob)) => {
+            let latest = store.latest(&cand.id)?;
+            match latest {
+                Some(l) if l.surface == blob.surface => Verdict::Unchanged,
+                _ => {
+                    let old = latest.map(|l| store.blob(&l.blob)).transpose()?.flatten();
+                    labels = change_labels(old.as_deref(), &blob);
+                    let entry = Entry {
+                        observed_at: ts.clone(),
+                        server: cand.id.clone(),
+                        surface: blob.surface,
+                        tools: blob.tools,
+                        prompts: blob.prompts,
+                        instructions: blob.instructions,
+                        previous: latest.map(|l| Previous {
+                            index: l.index,
+                            surface: l.surface,
+                        }),
+                        labels: labels.clone(),
+                        probe: Probe {
+                            crawler: format!("pinlog/{}", env!("CARGO_PKG_VERSION")),
+                            package_version: look.version.clone(),
+                            protocol_asked: c
+                                .looker
+                                .options
+                                .revision
+                                .map_or("auto", |r| r.as_str())
+                                .to_string(),
+                            protocol_negotiated: surface.revision.as_str().to_string(),
+                            transport: look.transport.to_string(),
+                            sandbox: match look.transport {
+                                "stdio" => c.looker.isolation.as_ref().map_or("none", |i| i.name()),
+                                _ => "ssrf-guard",
+                            }
+                            .to_string(),
+                            env_supplied: Vec::new(),
+                            env_placeholders: look.env_placeholders.clone(),
+                        },
+                        blob: blob.digest(),
+                    };
+                    match entry
+                        .to_bytes()
+                        .map_err(StoreError::from)
+                        .and_then(|bytes| store.append(&bytes, Some(&blob.bytes)))
+                    {
+                        Ok(index) if latest.is_some() => Verdict::Changed(index),
+                        Ok(index) => Verdict::New(index),
+                        Err(StoreError::Entry(e)) => {
+                            Verdict::Failed(Failure::new(Reason::Refused, e.to_string()))
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+        }
+    };
+    match &verdict {
+        Verdict::Failed(f) => store.record_probe(&cand.id, &ts, Err(f.reason.as_str()))?,
+        Verdict::Unchanged => store.record_probe(&cand.id, &ts, Ok(()))?,
+        // The append updated liveness in the same transaction.
+        Verdict::New(_) | Verdict::Changed(_) => {}
+    }
+    let (detail, exit_code) = match &verdict {
+        Verdict::Failed(f) => (Some(f.detail.clone()), f.exit_code),
+        _ => (None, None),
+    };
+    records.record(&LookRow {
+        run,
+        server: cand.id.to_string(),
+        at,
+        outcome: verdict.token().to_string(),
+        exit_code,
+        detail,
+        version: look.version.clone(),
+        registry_digest: look.registry_digest.clone(),
+        env_wanted: (!look.env_wanted.is_empty()).then(|| look.env_wanted.join(",")),
+        entry_index: match verdict {
+            Verdict::New(i) | Verdict::Changed(i) => Some(i),
+            _ => None,
+        },
+        took_ms: look.took.as_millis() as u64,
+    })?;
+    Ok(Reported {
+        server: cand.id.clone(),
+        verdict,
+        version: look.version,
+        labels,
+        took: look.took,
+    })
+}
+
+/// The change labels of a new surface against the one before it (none for a new server).
+fn change_labels(old: Option<&[u8]>, new: &SurfaceBlob) -> Vec<String> {
+    fn read(b: &[u8]) -> Option<json::Value<'_>> {
+        json::parse(b, Limits::default()).ok()
+    }
+    let new_value = read(&new.bytes);
+    let old_value = old.and_then(read);
+    let Some(new_value) = new_value else {
+        return Vec::new();
+    };
+    let mut labels: Vec<String> =
+        pinlog_core::labels::surface_labels(old_value.as_ref(), &new_value)
+            .into_iter()
+            .map(|l| l.as_str().to_string())
+            .collect();
+    labels.sort();
+    labels.dedup();
+    labels
+}

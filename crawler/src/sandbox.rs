@@ -1,0 +1,177 @@
+//! Running a probed server in bubblewrap: no network, the system read-only, an empty home, the
+//! scratch prefix read-only, a minimal environment, every capability dropped, and a PID namespace
+//! so that killing the sandbox kills every process the server started.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use pinlog_mcp::stdio::Launch;
+
+/// The value a credential-shaped variable gets on the placeholder retry.
+pub const PLACEHOLDER: &str = "pinlog-placeholder";
+/// The home directory inside the sandbox, empty at every start.
+const HOME: &str = "/home/probe";
+/// System directories that are either directories (bound read-only) or links into `/usr`.
+const SYSTEM: [&str; 8] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/opt",
+];
+/// What of `/etc` a program may need to start; nothing else of it is visible.
+const ETC: [&str; 9] = [
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/alternatives",
+    "/etc/localtime",
+    "/etc/passwd",
+    "/etc/group",
+];
+
+/// How stdio probes are isolated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Isolation {
+    /// bubblewrap at this path, checked to work on this machine.
+    Bubblewrap(PathBuf),
+    /// No sandbox: the operator said `--unsandboxed`.
+    None,
+}
+
+impl Isolation {
+    /// bubblewrap if it is installed and can make its namespaces here; the reason if not.
+    pub fn detect() -> Result<Isolation, String> {
+        let bwrap = find_program("bwrap").ok_or(
+            "bubblewrap (bwrap) is not installed; install it (Debian: apt-get install bubblewrap)",
+        )?;
+        let mut check = Command::new(&bwrap);
+        check
+            .args([
+                "--unshare-all",
+                "--die-with-parent",
+                "--ro-bind",
+                "/",
+                "/",
+                "true",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let out = check
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", bwrap.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "bubblewrap cannot create its namespaces here: {}",
+                pinlog_core::render::safe(String::from_utf8_lossy(&out.stderr).trim())
+            ));
+        }
+        Ok(Isolation::Bubblewrap(bwrap))
+    }
+
+    /// The name written in an entry's `probe.sandbox`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Isolation::Bubblewrap(_) => "bubblewrap",
+            Isolation::None => "none",
+        }
+    }
+
+    /// How to run `argv` under this isolation. `visible` are directories the server may read
+    /// (its installed package, the interpreter's prefix); `env` is its whole environment besides
+    /// `PATH`, `HOME`, `LANG` and `TMPDIR`; `home` is an empty directory to use as home when
+    /// there is no sandbox to make one.
+    pub fn launch(
+        &self,
+        argv: &[OsString],
+        visible: &[PathBuf],
+        env: &[(String, String)],
+        home: &Path,
+    ) -> Launch {
+        let mut base: Vec<(OsString, OsString)> = vec![
+            ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+            ("LANG".into(), "C.UTF-8".into()),
+        ];
+        base.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
+        match self {
+            Isolation::None => {
+                base.push(("HOME".into(), home.into()));
+                base.push(("TMPDIR".into(), home.into()));
+                Launch {
+                    argv: argv.to_vec(),
+                    env: base,
+                    clear_env: true,
+                    cwd: Some(home.to_path_buf()),
+                }
+            }
+            Isolation::Bubblewrap(bwrap) => {
+                let mut a: Vec<OsString> = vec![bwrap.into()];
+                let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
+                push(&[
+                    "--unshare-all",
+                    "--unshare-user",
+                    "--uid",
+                    "65534",
+                    "--gid",
+                    "65534",
+                    "--die-with-parent",
+                    "--new-session",
+                    "--cap-drop",
+                    "ALL",
+                    "--clearenv",
+                    "--proc",
+                    "/proc",
+                    "--dev",
+                    "/dev",
+                    "--tmpfs",
+                    "/tmp",
+                    "--tmpfs",
+                    "/home",
+                    "--dir",
+                    HOME,
+                    "--chdir",
+                    HOME,
+                ]);
+                for dir in SYSTEM {
+                    match std::fs::read_link(dir) {
+                        Ok(target) => {
+                            a.extend(["--symlink".into(), target.into_os_string(), dir.into()])
+                        }
+                        Err(_) if Path::new(dir).is_dir() => {
+                            a.extend(["--ro-bind".into(), dir.into(), dir.into()])
+                        }
+                        Err(_) => {}
+                    }
+                }
+                for file in ETC {
+                    a.extend(["--ro-bind-try".into(), file.into(), file.into()]);
+                }
+                for dir in visible {
+                    a.extend(["--ro-bind".into(), dir.into(), dir.into()]);
+                }
+                base.push(("HOME".into(), HOME.into()));
+                base.push(("TMPDIR".into(), "/tmp".into()));
+                for (k, v) in &base {
+                    a.extend(["--setenv".into(), k.clone(), v.clone()]);
+                }
+                a.push("--".into());
+                a.extend(argv.iter().cloned());
+                Launch {
+                    argv: a,
+                    env: Vec::new(),
+                    clear_env: true,
+                    cwd: None,
+                }
+            }
+        }
+    }
+}
+
+/// The first `name` on `PATH`.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}

@@ -1,0 +1,117 @@
+//! A surface as the log commits to it: the canonical blob `{"instructions","prompts","tools"}`
+//! (docs/SPEC-log.md 4.4) and the digests an entry carries.
+
+use pinlog_core::digest::{instructions_digest, ListingError};
+use pinlog_core::json::{self, Value};
+use pinlog_core::{Digest, Listing};
+use pinlog_log::entry::surface_digest;
+
+use crate::outcome::{Failure, Reason};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SurfaceBlob {
+    pub bytes: Vec<u8>,
+    pub tools: Digest,
+    pub prompts: Digest,
+    pub instructions: Option<Digest>,
+    pub surface: Digest,
+}
+
+impl SurfaceBlob {
+    pub fn digest(&self) -> Digest {
+        Digest::of(&self.bytes)
+    }
+}
+
+/// The blob and digests of a surface; a surface with a number that has no canonical form
+/// cannot be committed to, and is reported as undecidable.
+pub fn build(
+    instructions: Option<&str>,
+    prompts: &[Value<'_>],
+    tools: &[Value<'_>],
+) -> Result<SurfaceBlob, Failure> {
+    let set = |items: &[Value<'_>], what: &str| -> Result<Digest, Failure> {
+        Listing::from_items(items.iter().cloned().map(Ok::<_, ListingError>))
+            .map_err(|e: ListingError| {
+                Failure::new(Reason::MalformedAnswer, format!("{what}: {e}"))
+            })?
+            .set_hash()
+            .ok_or_else(|| {
+                Failure::new(
+                    Reason::Undecidable,
+                    format!("a {what} item holds a number with no canonical form"),
+                )
+            })
+    };
+    let tools_digest = set(tools, "tools")?;
+    let prompts_digest = set(prompts, "prompts")?;
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(b"{\"instructions\":");
+    match instructions {
+        Some(s) => json::write_string(&mut bytes, s),
+        None => bytes.extend_from_slice(b"null"),
+    }
+    for (name, items) in [("prompts", prompts), ("tools", tools)] {
+        bytes.extend_from_slice(format!(",\"{name}\":[").as_bytes());
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                bytes.push(b',');
+            }
+            json::write_canonical(item, &mut bytes).map_err(|_| {
+                Failure::new(
+                    Reason::Undecidable,
+                    format!("a {name} item holds a number with no canonical form"),
+                )
+            })?;
+        }
+        bytes.push(b']');
+    }
+    bytes.push(b'}');
+    let instructions = instructions_digest(instructions);
+    Ok(SurfaceBlob {
+        surface: surface_digest(&tools_digest, &prompts_digest, instructions.as_ref()),
+        bytes,
+        tools: tools_digest,
+        prompts: prompts_digest,
+        instructions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pinlog_core::json::{parse, Limits};
+    use pinlog_log::entry::SurfaceSummary;
+
+    #[test]
+    fn the_blob_is_what_the_log_reader_accepts_and_agrees_with_its_digests() {
+        let tools = parse(br#"[{"name":"b","inputSchema":{"type":"object"},"description":"x"},{"name":"a","z":1.0}]"#, Limits::default()).unwrap();
+        let prompts = parse(br#"[{"name":"p"}]"#, Limits::default()).unwrap();
+        let b = build(
+            Some("Use me\u{7}"),
+            prompts.as_array().unwrap(),
+            tools.as_array().unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(b.bytes.clone()).unwrap(),
+            r#"{"instructions":"Use me\u0007","prompts":[{"name":"p"}],"tools":[{"description":"x","inputSchema":{"type":"object"},"name":"b"},{"name":"a","z":1}]}"#
+        );
+        // The log's own reader of blobs recomputes the same digests.
+        let summary = SurfaceSummary::read(&b.bytes).unwrap();
+        assert_eq!(summary.tools, b.tools);
+        assert_eq!(summary.prompts, b.prompts);
+        assert_eq!(summary.instructions, b.instructions);
+    }
+
+    #[test]
+    fn an_undecidable_number_is_reported_not_committed() {
+        let tools = parse(
+            br#"[{"name":"a","default":9007199254740993}]"#,
+            Limits::default(),
+        )
+        .unwrap();
+        let e = build(None, &[], tools.as_array().unwrap()).unwrap_err();
+        assert_eq!(e.reason, Reason::Undecidable);
+    }
+}

@@ -1,0 +1,255 @@
+//! `pinlog crawl`: one run (or a daemon of runs) of the crawler, with a progress bar on a
+//! terminal and one log line per server otherwise, then the run's summary.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use pinlog_core::render;
+use pinlog_crawler::candidate::SourceKind;
+use pinlog_crawler::discover::{Discovery, Sources};
+use pinlog_crawler::install::Installers;
+use pinlog_crawler::look::Looker;
+use pinlog_crawler::run::{self, Crawl, Observer, Reported, Summary, Verdict};
+use pinlog_crawler::sandbox::{self, Isolation};
+use pinlog_crawler::schedule::When;
+use pinlog_log::keyfile;
+use pinlog_log::publish;
+use pinlog_log::store::Store;
+use pinlog_mcp::guard::NetGuard;
+
+use crate::exit::{Exit, Failure};
+use crate::io;
+use crate::CrawlArgs;
+
+pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
+    let when = args
+        .schedule
+        .as_deref()
+        .map(When::parse)
+        .transpose()
+        .map_err(Failure::usage)?;
+    if args.allow_private {
+        eprintln!(
+            "WARNING: --allow-private: the SSRF guard lets remotes reach loopback, private and \
+             link-local addresses (cloud metadata included). Use it for tests only."
+        );
+    }
+    let isolation = if args.unsandboxed {
+        eprintln!(
+            "WARNING: --unsandboxed: stdio servers run without a sandbox, with network access \
+             and your files. Install bubblewrap instead."
+        );
+        Ok(Isolation::None)
+    } else {
+        Isolation::detect()
+    };
+    if let Err(why) = &isolation {
+        eprintln!("no sandbox: {why}; stdio servers will be recorded as sandbox-unavailable (--unsandboxed runs them anyway)");
+    }
+    let (work, made_work) = match &args.work {
+        Some(w) => (w.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!("pinlog-crawl-{}", std::process::id())),
+            true,
+        ),
+    };
+    std::fs::create_dir_all(&work)
+        .map_err(|e| Failure::unreadable(format!("cannot create {}: {e}", work.display())))?;
+    let resolve = |p: &Path| -> PathBuf {
+        match p.to_str() {
+            Some(name) if !name.contains('/') => {
+                sandbox::find_program(name).unwrap_or_else(|| p.to_path_buf())
+            }
+            _ => p.to_path_buf(),
+        }
+    };
+    let kinds = if args.sources.is_empty() {
+        SourceKind::ALL.to_vec()
+    } else {
+        args.sources
+            .iter()
+            .filter_map(|s| SourceKind::parse(s))
+            .collect()
+    };
+    let crawl = Crawl {
+        db: args.db.clone(),
+        origin: args.origin.clone(),
+        sources: Sources {
+            kinds,
+            registry_url: args.registry_url.clone(),
+            npm_registry: args.npm_registry.clone(),
+            github_api: args.github_api.clone(),
+            github_token: std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty()),
+            seeds: args.seeds.clone(),
+        },
+        optout: args.optout.clone(),
+        limit: args.limit,
+        concurrency: usize::from(args.concurrency),
+        looker: Looker {
+            isolation,
+            installers: Installers {
+                npm_registry: args.npm_registry.clone(),
+                pypi_index: args.pypi_index.clone(),
+                npm: resolve(&args.npm),
+                node: resolve(&args.node),
+                python: resolve(&args.python),
+                timeout: Duration::from_secs(args.install_timeout),
+            },
+            guard: NetGuard::new(args.allow_private),
+            caps: args.look.caps(),
+            options: args.look.options(),
+            work: work.clone(),
+        },
+        min_interval: Duration::from_secs(24 * 3600),
+    };
+    let outcome = match when {
+        None => once(&crawl, &args),
+        Some(when) => loop {
+            let Some(wait) = when.until_next() else {
+                break Ok(Exit::Ok);
+            };
+            eprintln!("next run in {} s", wait.as_secs());
+            std::thread::sleep(wait);
+            if let Err(f) = once(&crawl, &args) {
+                // A daemon reports a failed run and waits for the next one.
+                eprintln!("error: {}", f.message);
+            }
+        },
+    };
+    if made_work {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    outcome
+}
+
+fn once(crawl: &Crawl, args: &CrawlArgs) -> Result<Exit, Failure> {
+    let mut observer = Progress::new();
+    let summary =
+        run::crawl(crawl, &mut observer).map_err(|e| Failure::unreadable(e.to_string()))?;
+    observer.finish();
+    print_summary(&summary);
+    if let (Some(dir), Some(key)) = (&args.publish, &args.key) {
+        publish_to(&args.db, key, dir)?;
+    }
+    Ok(Exit::Ok)
+}
+
+fn publish_to(db: &Path, key_path: &Path, dir: &Path) -> Result<(), Failure> {
+    let mut store = Store::open(db)?;
+    let origin = store.origin()?;
+    let (key, created) = keyfile::load_or_create(key_path, &origin)?;
+    let vkey = key.verifier().to_string();
+    let vkey_path = PathBuf::from(format!("{}.vkey", key_path.display()));
+    if created {
+        eprintln!(
+            "created the signing key {} (mode 0600); keep it out of the repository",
+            key_path.display()
+        );
+    }
+    io::write_atomic(&vkey_path, format!("{vkey}\n").as_bytes())?;
+    let p = publish::publish(&mut store, &key, dir, |_, _| {})?;
+    println!(
+        "published {} entries to {}, root {}{}; verifier key in {}",
+        p.size,
+        dir.display(),
+        p.root,
+        if p.signed {
+            ", new checkpoint signed"
+        } else {
+            ""
+        },
+        vkey_path.display()
+    );
+    Ok(())
+}
+
+fn print_summary(s: &Summary) {
+    let failed: usize = s.failed.values().sum();
+    println!(
+        "crawl run {}: {} candidates; {} opted out, {} looked at within a day, {} beyond --limit",
+        s.run, s.candidates, s.opted_out, s.recent, s.beyond_limit
+    );
+    println!(
+        "  looked at {}: {} ok ({} new, {} changed, {} unchanged), {} failed",
+        s.looked, s.ok, s.new, s.changed, s.unchanged, failed
+    );
+    for (reason, n) in &s.failed {
+        println!("    {reason}: {n}");
+    }
+    for src in &s.sources {
+        let state = if src.skipped {
+            "skipped".to_string()
+        } else {
+            format!("{} found", src.found)
+        };
+        println!("  source {}: {state}", src.source.as_str());
+        for p in &src.problems {
+            println!("    {}", render::safe(p));
+        }
+    }
+    println!(
+        "  log: {} entries; started {}, finished {}",
+        s.log_size, s.started, s.finished
+    );
+}
+
+/// A progress bar on a terminal; one `key=value` line per server otherwise.
+struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress { bar: None }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn planned(&mut self, d: &Discovery, planned: usize) {
+        if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new(planned as u64);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len} servers, {eta} left  {msg}")
+                    .expect("a fixed template"),
+            );
+            self.bar = Some(bar);
+        } else {
+            eprintln!(
+                "at={} event=planned candidates={} planned={planned}",
+                pinlog_mcp::probe::now(),
+                d.candidates.len()
+            );
+        }
+    }
+
+    fn looked(&mut self, r: &Reported) {
+        let detail = match &r.verdict {
+            Verdict::Failed(f) => render::quoted(&f.detail, 200),
+            _ => "\"\"".to_string(),
+        };
+        let line = format!(
+            "at={} event=looked server={} outcome={} version={} labels={} took_ms={} detail={detail}",
+            pinlog_mcp::probe::now(),
+            render::quoted(r.server.as_str(), 200),
+            r.verdict.token(),
+            r.version.as_deref().map_or("-".to_string(), |v| render::quoted(v, 64)),
+            if r.labels.is_empty() { "-".to_string() } else { r.labels.join(",") },
+            r.took.as_millis(),
+        );
+        match &self.bar {
+            Some(bar) => {
+                bar.set_message(render::quoted(r.server.as_str(), 40));
+                bar.inc(1);
+            }
+            None => eprintln!("{line}"),
+        }
+    }
+}
