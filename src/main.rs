@@ -174,7 +174,8 @@ struct CrawlArgs {
     /// verifier key is written beside it as KEYFILE.vkey
     #[arg(long, value_name = "KEYFILE", requires = "publish")]
     key: Option<PathBuf>,
-    /// Run as a daemon on this cron schedule (5 fields: minute hour day month weekday, UTC)
+    /// Run as a daemon on this cron schedule (UTC; 5 fields: minute hour day month weekday, with
+    /// weekdays 1-7 from Sunday or by name)
     #[arg(long, value_name = "CRON")]
     schedule: Option<String>,
     /// Run stdio servers WITHOUT a sandbox when bubblewrap is missing (they can then reach the
@@ -200,7 +201,8 @@ struct CrawlArgs {
     /// The GitHub API (topic search runs only when GITHUB_TOKEN is set)
     #[arg(long, value_name = "URL", default_value = "https://api.github.com")]
     github_api: String,
-    /// Scratch space for installs (default: a new directory under the system's temp dir)
+    /// Where to make the private scratch directory for installs (default: the system's temp
+    /// dir); it is removed when the crawl ends
     #[arg(long, value_name = "DIR")]
     work: Option<PathBuf>,
     /// The longest an install may take, in seconds

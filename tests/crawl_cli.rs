@@ -38,6 +38,7 @@ impl Site {
         };
         std::fs::create_dir_all(s.path("packages")).unwrap();
         std::fs::write(s.path("seeds.txt"), "").unwrap();
+        std::fs::write(s.path("OPTOUT.txt"), "").unwrap();
         s
     }
 
@@ -240,22 +241,22 @@ fn the_registry_and_npm_search_feed_real_packages_into_the_log() {
     let oci = |i: usize| {
         serde_json::json!({"server": {"name": format!("io.example/image-{i}"), "version": "1.0.0",
             "packages": [{"registryType": "oci", "identifier": format!("ghcr.io/example/image-{i}@sha256:{:064x}", i), "transport": {"type": "stdio"}}]},
-            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active"}}})
+            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active", "isLatest": true}}})
     };
     // 120 servers, one of them deleted: the registry is read over two pages of 100.
     let mut servers = vec![
         serde_json::json!({"server": {"name": "io.github.modelcontextprotocol/everything", "version": "2026.8.31",
             "packages": [{"registryType": "npm", "identifier": "@modelcontextprotocol/server-everything", "version": "2026.8.31", "transport": {"type": "stdio"}}]},
-            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active"}}}),
+            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active", "isLatest": true}}}),
         serde_json::json!({"server": {"name": "io.github.modelcontextprotocol/time", "version": "2026.10.19",
             "packages": [{"registryType": "pypi", "identifier": "mcp-server-time", "version": "2026.10.19", "transport": {"type": "stdio"}}]},
-            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active"}}}),
+            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active", "isLatest": true}}}),
         serde_json::json!({"server": {"name": "io.example/gone", "version": "1.0.0",
             "packages": [{"registryType": "npm", "identifier": "pinlog-fixture-gone", "version": "1.0.0", "transport": {"type": "stdio"}}]},
-            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "deleted"}}}),
+            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "deleted", "isLatest": true}}}),
         serde_json::json!({"server": {"name": "io.example/remote", "version": "1.0.0",
             "remotes": [{"type": "streamable-http", "url": "http://127.0.0.1:9/mcp"}]},
-            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active"}}}),
+            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active", "isLatest": true}}}),
     ];
     servers.extend((0..116).map(oci));
     let search = serde_json::json!([
@@ -496,6 +497,29 @@ fn every_failure_is_recorded_with_its_reason_and_nothing_appended() {
         serde_json::json!({"mode": "needs-token"}),
     );
     seeds.push("npm:pinlog-fixture-token".into());
+    // Needs a real one: the retry fails too.
+    site.package(
+        "pinlog-fixture-real-token",
+        "1.0.0",
+        serde_json::json!({"mode": "needs-token", "prefix": "ghp_"}),
+    );
+    seeds.push("npm:pinlog-fixture-real-token".into());
+    // Depends on a directory of the host rather than on a registry package.
+    let outside = site.path("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(
+        outside.join("package.json"),
+        r#"{"name":"outside","version":"1.0.0"}"#,
+    )
+    .unwrap();
+    site.package("pinlog-fixture-linked", "1.0.0", serde_json::json!({}));
+    let pj = site.path("packages/pinlog-fixture-linked-1.0.0/package.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&pj).unwrap()).unwrap();
+    manifest["dependencies"] =
+        serde_json::json!({"outside": format!("file:{}", outside.display())});
+    std::fs::write(&pj, manifest.to_string()).unwrap();
+    seeds.push("npm:pinlog-fixture-linked".into());
     site.seeds(&seeds.iter().map(String::as_str).collect::<Vec<_>>());
     let reg = site.registries(None, None);
     let out = ok(&site.crawl(
@@ -510,7 +534,7 @@ fn every_failure_is_recorded_with_its_reason_and_nothing_appended() {
         ],
     ));
     assert!(
-        out.contains("looked at 10: 1 ok (1 new, 0 changed, 0 unchanged), 9 failed"),
+        out.contains("looked at 12: 1 ok (1 new, 0 changed, 0 unchanged), 11 failed"),
         "{out}"
     );
     for (name, _, reason) in &cases {
@@ -524,6 +548,14 @@ fn every_failure_is_recorded_with_its_reason_and_nothing_appended() {
         site.outcome("npm:pinlog-fixture-unpublished"),
         "install-failed"
     );
+    assert_eq!(
+        site.outcome("npm:pinlog-fixture-real-token"),
+        "needs-credentials"
+    );
+    assert_eq!(site.outcome("npm:pinlog-fixture-linked"), "install-failed");
+    let detail = site
+        .sql::<String>("SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-linked'");
+    assert!(detail[0].contains("not from the registry"), "{detail:?}");
     assert_eq!(
         site.sql::<i64>(
             "SELECT exit_code FROM crawl_looks WHERE server = 'npm:pinlog-fixture-exit'"
@@ -610,11 +642,13 @@ fn the_ssrf_guard_refuses_loopback_remotes_unless_allowed() {
         .arg(port.to_string());
     let _server = listening(cmd, port);
     let url = format!("http://127.0.0.1:{port}/mcp");
+    let by_name = format!("http://localhost:{port}/mcp");
     let site = Site::new();
-    site.seeds(&[&format!("remote:{url}")]);
+    site.seeds(&[&format!("remote:{url}"), &format!("remote:{by_name}")]);
     let reg = site.registries(None, None);
     ok(&site.crawl(&reg, &["--source", "seeds"]));
     assert_eq!(site.outcome(&format!("remote:{url}")), "url-refused");
+    assert_eq!(site.outcome(&format!("remote:{by_name}")), "url-refused");
     assert!(site.entries().is_empty());
 
     let allowed = Site::new();
@@ -773,4 +807,195 @@ fn a_crawl_killed_mid_run_loses_no_entry_and_the_next_run_goes_on() {
         .output()
         .unwrap();
     assert!(ok(&v).starts_with("log OK: pinlog.local/log, 4 entries"));
+}
+
+#[test]
+fn the_daemon_runs_on_its_schedule_and_looks_at_a_server_once_a_day() {
+    let site = Site::new();
+    site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
+    site.seeds(&["npm:pinlog-fixture-ok"]);
+    let reg = site.registries(None, None);
+    // Every second, in the cron crate's six-field form.
+    let mut child = site
+        .crawl_command(&reg, &["--source", "seeds", "--schedule", "* * * * * *"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let finished = || -> Vec<String> {
+        let Ok(c) = rusqlite::Connection::open_with_flags(
+            site.db(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        ) else {
+            return Vec::new();
+        };
+        let Ok(mut s) =
+            c.prepare("SELECT summary FROM crawl_runs WHERE finished IS NOT NULL ORDER BY id")
+        else {
+            return Vec::new();
+        };
+        s.query_map([], |r| r.get(0))
+            .map(|rows| rows.map(Result::unwrap).collect())
+            .unwrap_or_default()
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while finished().len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the daemon did not run three times"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let runs: Vec<serde_json::Value> = finished()
+        .iter()
+        .map(|s| serde_json::from_str(s).unwrap())
+        .collect();
+    assert_eq!(
+        (runs[0]["looked"].as_u64(), runs[0]["new"].as_u64()),
+        (Some(1), Some(1))
+    );
+    for later in &runs[1..] {
+        assert_eq!(
+            (later["looked"].as_u64(), later["recent"].as_u64()),
+            (Some(0), Some(1)),
+            "{later}"
+        );
+    }
+    assert_eq!(site.entries().len(), 1);
+}
+
+#[test]
+fn a_bad_schedule_is_a_usage_error() {
+    let o = Command::new(env!("CARGO_BIN_EXE_pinlog"))
+        .args(["crawl", "--schedule", "every day"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("a schedule has 5 fields"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn only_the_latest_version_in_the_registry_is_looked_at() {
+    let site = Site::new();
+    site.package(
+        "pinlog-fixture-v",
+        "1.0.0",
+        serde_json::json!({"description": "old"}),
+    );
+    site.package(
+        "pinlog-fixture-v",
+        "1.1.0",
+        serde_json::json!({"description": "new"}),
+    );
+    let version = |v: &str, latest: bool| {
+        serde_json::json!({"server": {"name": "io.example/v", "version": v,
+            "packages": [{"registryType": "npm", "identifier": "pinlog-fixture-v", "version": v, "transport": {"type": "stdio"}}]},
+            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active", "isLatest": latest}}})
+    };
+    let reg = site.registries(
+        Some(serde_json::json!([
+            version("1.0.0", false),
+            version("1.1.0", true)
+        ])),
+        None,
+    );
+    let out = ok(&site.crawl(&reg, &["--source", "registry"]));
+    assert!(out.contains("1 candidates"), "{out}");
+    let e = &site.entries()[0];
+    assert_eq!(e["probe"]["package_version"], "1.1.0");
+    assert!(site.blob_text(e).contains("\"new\""));
+}
+
+#[test]
+fn without_bubblewrap_stdio_servers_are_refused() {
+    let site = Site::new();
+    site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
+    site.seeds(&["npm:pinlog-fixture-ok"]);
+    let reg = site.registries(None, None);
+    // A PATH where no bwrap is found; the tools are named by absolute path.
+    let tool = |name: &str| {
+        let o = Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+            .unwrap();
+        text(&o.stdout).trim().to_string()
+    };
+    let (npm, node) = (tool("npm"), tool("node"));
+    let o = site
+        .crawl_command(&reg, &["--source", "seeds", "--npm", &npm, "--node", &node])
+        .env("PATH", site.path("empty-path"))
+        .output()
+        .unwrap();
+    let out = ok(&o);
+    assert!(
+        text(&o.stderr).contains("no sandbox: bubblewrap (bwrap) is not installed"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(out.contains("sandbox-unavailable: 1"), "{out}");
+    assert!(site.entries().is_empty());
+    let requests = std::fs::read_to_string(site.path("requests.jsonl")).unwrap_or_default();
+    assert!(
+        !requests.contains("pinlog-fixture-ok"),
+        "nothing is installed for a server that cannot be run"
+    );
+}
+
+#[test]
+fn a_missing_opt_out_list_stops_the_run_before_any_probe() {
+    let site = Site::new();
+    std::fs::remove_file(site.path("OPTOUT.txt")).unwrap();
+    site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
+    site.seeds(&["npm:pinlog-fixture-ok"]);
+    let reg = site.registries(None, None);
+    let o = site.crawl(&reg, &["--source", "seeds"]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("there is no opt-out list at"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!site.db().exists(), "nothing was created");
+}
+
+#[test]
+fn an_install_that_hangs_is_killed_with_everything_it_started() {
+    let site = Site::new();
+    site.seeds(&["npm:pinlog-fixture-hangs"]);
+    // An "npm" that starts a helper and never ends; both hold its standard error open.
+    let npm = site.path("hanging-npm");
+    std::fs::write(&npm, "#!/bin/sh\nsleep 60 &\nsleep 60\n").unwrap();
+    let mut perms = std::fs::metadata(&npm).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&npm, perms).unwrap();
+    let reg = site.registries(None, None);
+    let start = Instant::now();
+    let out = ok(&site.crawl(
+        &reg,
+        &[
+            "--source",
+            "seeds",
+            "--install-timeout",
+            "2",
+            "--npm",
+            npm.to_str().unwrap(),
+        ],
+    ));
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert!(out.contains("install-failed: 1"), "{out}");
+    let detail = site.sql::<String>("SELECT detail FROM crawl_looks");
+    assert!(
+        detail[0].contains("npm install took over 2 s"),
+        "{detail:?}"
+    );
 }

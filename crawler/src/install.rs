@@ -1,6 +1,11 @@
 //! Installing the exact package a candidate names into a scratch prefix, outside the sandbox
 //! (installing needs the registry) but with nothing of the package run: npm with
 //! `--ignore-scripts`, pip with wheels only (`--only-binary :all:`, so no `setup.py` runs).
+//!
+//! The installers run with an environment of their own (a private home and caches, no
+//! configuration files, git allowed no protocol), so a hostile dependency finds none of the
+//! operator's credentials; and a package any part of which came from somewhere other than the
+//! registry (a git, file or URL dependency) is refused before anything of it runs.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -12,6 +17,7 @@ use pinlog_core::json::{self, Limits, Value};
 
 use crate::candidate::pypi_normalized;
 use crate::fetch::{get, text};
+use crate::sandbox::Bind;
 
 /// Where packages come from and with what tools.
 #[derive(Debug, Clone)]
@@ -24,6 +30,8 @@ pub struct Installers {
     /// The Python whose `venv` and `pip` install PyPI packages.
     pub python: PathBuf,
     pub timeout: Duration,
+    /// The installers' home: their caches live here, and nothing of the operator's.
+    pub home: PathBuf,
 }
 
 /// A package installed and ready to run.
@@ -35,8 +43,121 @@ pub struct Installed {
     pub registry_digest: Option<String>,
     /// The command, by absolute paths.
     pub argv: Vec<OsString>,
-    /// Directories the command must be able to read.
-    pub visible: Vec<PathBuf>,
+    /// What of the host the command must be able to read.
+    pub binds: Vec<Bind>,
+}
+
+/// Sets the environment an installer runs with: the operator's `PATH` (to find `node` and `git`)
+/// and nothing else of theirs.
+fn installer_env(cmd: &mut Command, home: &Path) {
+    // npm reads a user and a global configuration file, and refuses one file for both: two empty
+    // ones of our own stand in for the operator's.
+    let (user_rc, global_rc) = (home.join("npmrc"), home.join("npmrc-global"));
+    for rc in [&user_rc, &global_rc] {
+        if !rc.exists() {
+            let _ = std::fs::write(rc, b"");
+        }
+    }
+    cmd.env_clear();
+    if let Some(path) = std::env::var_os("PATH") {
+        cmd.env("PATH", path);
+    }
+    cmd.env("HOME", home)
+        .env("LANG", "C.UTF-8")
+        .env("npm_config_cache", home.join("npm-cache"))
+        .env("npm_config_userconfig", user_rc)
+        .env("npm_config_globalconfig", global_rc)
+        .env("npm_config_update_notifier", "false")
+        .env("PIP_CONFIG_FILE", "/dev/null")
+        .env("PIP_CACHE_DIR", home.join("pip-cache"))
+        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+        // An empty list allows git no protocol at all: a git dependency fails to fetch.
+        .env("GIT_ALLOW_PROTOCOL", "")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_SSH_COMMAND", "false");
+}
+
+/// Every package npm installed must have come from the registry: no link to a directory, no
+/// git or URL source.
+fn npm_provenance(lock: &Value<'_>, registry: &str) -> Result<(), String> {
+    let prefix = format!("{}/", registry.trim_end_matches('/'));
+    let packages = get(lock, "packages")
+        .and_then(Value::as_object)
+        .ok_or("npm wrote no package list")?;
+    for (path, entry) in packages.iter() {
+        if path.is_empty() {
+            continue;
+        }
+        let from = if matches!(get(entry, "link"), Some(Value::Bool(true))) {
+            Some("a link to a directory".to_string())
+        } else {
+            match text(entry, "resolved") {
+                Some(url) if url.starts_with(&prefix) => None,
+                Some(url) => Some(pinlog_core::render::quoted(url, 120)),
+                None => Some("no recorded source".to_string()),
+            }
+        };
+        if let Some(from) = from {
+            return Err(format!(
+                "{} comes from {from}, not from the registry",
+                pinlog_core::render::quoted(path, 120)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every distribution pip installed must have come through the index: no direct URL, no VCS
+/// checkout, no local directory.
+fn pip_provenance(report: &Value<'_>) -> Result<(), String> {
+    for item in get(report, "install")
+        .and_then(Value::as_array)
+        .unwrap_or(&[])
+    {
+        let name = get(item, "metadata")
+            .and_then(|m| text(m, "name"))
+            .unwrap_or("?");
+        let direct = matches!(get(item, "is_direct"), Some(Value::Bool(true)));
+        let archive = get(item, "download_info")
+            .and_then(|d| get(d, "archive_info"))
+            .is_some();
+        if direct || !archive {
+            return Err(format!(
+                "{} does not come from the index",
+                pinlog_core::render::quoted(name, 120)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Binds for `program` and every link on the way to the file it names, each path showing the
+/// real file; nothing when it lies in the system directories the sandbox shows anyway, or in
+/// `inside` (the scratch directory, shown whole).
+fn program_binds(program: &Path, inside: &Path) -> Result<Vec<Bind>, String> {
+    let real = program
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", program.display()))?;
+    let mut binds = Vec::new();
+    let mut at = program.to_path_buf();
+    for _ in 0..16 {
+        if !at.starts_with(inside) && !crate::sandbox::is_system(&at) {
+            binds.push(Bind {
+                source: real.clone(),
+                dest: at.clone(),
+            });
+        }
+        match std::fs::read_link(&at) {
+            Ok(next) => at = at.parent().map_or(next.clone(), |d| d.join(&next)),
+            Err(_) => return Ok(binds),
+        }
+    }
+    Err(format!(
+        "{} is a chain of too many links",
+        program.display()
+    ))
 }
 
 /// Installs `name@version` (the latest when `None`) from npm under `dir`.
@@ -48,6 +169,7 @@ pub fn npm(
 ) -> Result<Installed, String> {
     let spec = format!("{name}@{}", version.unwrap_or("latest"));
     let mut cmd = Command::new(&tools.npm);
+    installer_env(&mut cmd, &tools.home);
     cmd.arg("install")
         .arg("--prefix")
         .arg(dir)
@@ -67,6 +189,7 @@ pub fn npm(
 
     let modules = dir.join("node_modules");
     let lock = read_json(&modules.join(".package-lock.json"))?;
+    npm_provenance(&lock, &tools.npm_registry)?;
     let entry = get(&lock, "packages")
         .and_then(|p| get(p, &format!("node_modules/{name}")))
         .ok_or_else(|| format!("npm installed no {name}"))?;
@@ -79,13 +202,13 @@ pub fn npm(
     let manifest = read_json(&package_dir.join("package.json"))?;
     let bin = pick_bin(&manifest, name)?;
     let script = inside(&package_dir, &bin)?;
-    let mut visible = vec![dir.to_path_buf()];
-    visible.extend(outside_system(&tools.node));
+    let mut binds = vec![Bind::same(dir)];
+    binds.extend(program_binds(&tools.node, dir)?);
     Ok(Installed {
         version: installed_version,
         registry_digest: integrity,
         argv: vec![tools.node.clone().into(), script.into()],
-        visible,
+        binds,
     })
 }
 
@@ -146,6 +269,7 @@ pub fn pypi(
 ) -> Result<Installed, String> {
     let venv = dir.join("venv");
     let mut mk = Command::new(&tools.python);
+    installer_env(&mut mk, &tools.home);
     mk.args(["-m", "venv", "--without-pip"]).arg(&venv);
     run(mk, tools.timeout, "python -m venv")?;
     let report = dir.join("pip-report.json");
@@ -154,6 +278,7 @@ pub fn pypi(
         None => name.to_string(),
     };
     let mut pip = Command::new(&tools.python);
+    installer_env(&mut pip, &tools.home);
     pip.args(["-m", "pip", "--python"])
         .arg(venv.join("bin/python"))
         .args([
@@ -170,17 +295,11 @@ pub fn pypi(
         .arg("--report")
         .arg(&report)
         .arg("--")
-        .arg(&spec)
-        // Only the index the operator named: no configuration file, no extra places from the
-        // environment.
-        .env("PIP_CONFIG_FILE", "/dev/null")
-        .env_remove("PIP_FIND_LINKS")
-        .env_remove("PIP_INDEX_URL")
-        .env_remove("PIP_EXTRA_INDEX_URL")
-        .env_remove("PIP_NO_INDEX");
+        .arg(&spec);
     run(pip, tools.timeout, "pip install")?;
 
     let report = read_json(&report)?;
+    pip_provenance(&report)?;
     let want = pypi_normalized(name);
     let item = get(&report, "install")
         .and_then(Value::as_array)
@@ -202,13 +321,14 @@ pub fn pypi(
         .and_then(|h| text(h, "sha256"))
         .map(|h| format!("sha256:{h}"));
     let script = console_script(&venv, &want, &installed_version)?;
-    let mut visible = vec![dir.to_path_buf()];
-    visible.extend(outside_system(&python_prefix(&tools.python)?));
+    let mut binds = vec![Bind::same(dir)];
+    binds.extend(program_binds(&venv.join("bin/python"), dir)?);
+    binds.extend(python_library(&tools.python)?);
     Ok(Installed {
         version: installed_version,
         registry_digest: sha256,
         argv: vec![venv.join("bin").join(script).into()],
-        visible,
+        binds,
     })
 }
 
@@ -260,37 +380,45 @@ fn console_script(venv: &Path, project: &str, version: &str) -> Result<String, S
         .ok_or_else(|| "the package has no console script to run".into())
 }
 
-/// `sys.base_prefix` of `python`: where the interpreter a venv links to lives.
-fn python_prefix(python: &Path) -> Result<PathBuf, String> {
+/// The standard library (and shared libpython, by the name the loader asks for) of `python`,
+/// which a venv made by it reads.
+fn python_library(python: &Path) -> Result<Vec<Bind>, String> {
+    const ASK: &str = "import os, sysconfig as s\n\
+        p = s.get_paths()\n\
+        print(p['stdlib']); print(p['platstdlib'])\n\
+        if s.get_config_var('Py_ENABLE_SHARED'):\n\
+        \x20   print(os.path.join(s.get_config_var('LIBDIR') or '', s.get_config_var('INSTSONAME') or ''))\n";
     let out = Command::new(python)
-        .args(["-c", "import sys; print(sys.base_prefix)"])
+        .args(["-c", ASK])
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    let prefix = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if !out.status.success() || prefix.is_empty() {
-        return Err(format!("{} did not say its prefix", python.display()));
+    if !out.status.success() {
+        return Err(format!(
+            "{} did not say where its library is",
+            python.display()
+        ));
     }
-    Ok(PathBuf::from(prefix))
-}
-
-/// The install prefix of a program outside the system directories the sandbox already shows
-/// (e.g. `/opt/node` for `/opt/node/bin/node`).
-fn outside_system(program: &Path) -> Option<PathBuf> {
-    let real = program.canonicalize().ok()?;
-    if real.starts_with("/usr") {
-        return None;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut binds: Vec<Bind> = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let path = PathBuf::from(line.trim());
+        if !path.is_absolute() || crate::sandbox::is_system(&path) || !path.exists() {
+            continue;
+        }
+        // A library directory of the root or of a home itself would show a server everything.
+        if path.components().count() < 3 || Some(&path) == home.as_ref() {
+            return Err(format!(
+                "{}'s library at {} is too broad to show a server",
+                python.display(),
+                path.display()
+            ));
+        }
+        if !binds.iter().any(|b| b.dest == path) {
+            binds.push(Bind::same(&path));
+        }
     }
-    let dir = if real.is_dir() {
-        real
-    } else {
-        real.parent()?.to_path_buf()
-    };
-    Some(if dir.ends_with("bin") {
-        dir.parent()?.to_path_buf()
-    } else {
-        dir
-    })
+    Ok(binds)
 }
 
 fn read_json(path: &Path) -> Result<Value<'static>, String> {
@@ -301,55 +429,127 @@ fn read_json(path: &Path) -> Result<Value<'static>, String> {
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Runs an installer with a deadline; its standard error (the end of it) is the failure.
+/// Runs an installer with a deadline, in a process group of its own that is killed whole
+/// afterwards (pip re-executes itself, npm starts git): nothing it started outlives it. Its
+/// standard error (the end of it) is the failure.
 fn run(mut cmd: Command, timeout: Duration, what: &str) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot run {what}: {e}"))?;
     let mut stderr = child.stderr.take().expect("piped");
-    let reader = std::thread::spawn(move || {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         let mut kept = Vec::new();
         let _ = (&mut stderr).take(1 << 20).read_to_end(&mut kept);
         // Drain the rest so the installer never blocks on a full pipe.
         let _ = std::io::copy(&mut stderr, &mut std::io::sink());
-        kept
+        let _ = tx.send(kept);
     });
     let start = Instant::now();
     let status = loop {
         match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
+            Ok(Some(s)) => break Ok(s),
             Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
+                break Err(format!("{what} took over {} s", timeout.as_secs()))
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => return Err(format!("{what}: {e}")),
+            Err(e) => break Err(format!("{what}: {e}")),
         }
     };
-    let kept = reader.join().unwrap_or_default();
-    match status {
-        None => Err(format!("{what} took over {} s", timeout.as_secs())),
-        Some(s) if s.success() => Ok(()),
-        Some(s) => {
-            let text = String::from_utf8_lossy(&kept);
-            let tail: String = text
-                .trim()
-                .lines()
-                .rev()
-                .take(3)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect::<Vec<_>>()
-                .join(" | ");
-            Err(format!(
-                "{what} failed ({s}): {}",
-                pinlog_core::render::quoted(&tail, 300)
-            ))
+    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    // A process that left the group may still hold the pipe: its output is not waited for.
+    let kept = rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
+    let status = status?;
+    if status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&kept);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    Err(format!(
+        "{what} failed ({status}): {}",
+        pinlog_core::render::quoted(&tail, 300)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(s: &str) -> Value<'static> {
+        json::parse(s.as_bytes(), Limits::default())
+            .unwrap()
+            .into_owned()
+    }
+
+    #[test]
+    fn the_bin_named_like_the_package_is_run_and_may_not_leave_it() {
+        let m = value(r#"{"bin":{"zz":"b.js","server":"s.js","aa":"a.js"}}"#);
+        assert_eq!(pick_bin(&m, "@scope/server").unwrap(), "s.js");
+        assert_eq!(pick_bin(&m, "other").unwrap(), "a.js");
+        assert_eq!(
+            pick_bin(&value(r#"{"bin":"cli.js"}"#), "x").unwrap(),
+            "cli.js"
+        );
+        assert!(pick_bin(&value(r#"{"bin":7}"#), "x").is_err());
+        assert!(pick_bin(&value(r#"{}"#), "x").is_err());
+
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("pkg");
+        std::fs::create_dir_all(pkg.join("bin")).unwrap();
+        std::fs::write(pkg.join("bin/ok.js"), "").unwrap();
+        std::fs::write(dir.path().join("secret"), "").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret"), pkg.join("bin/link.js")).unwrap();
+        assert!(inside(&pkg, "./bin/ok.js").is_ok());
+        assert!(inside(&pkg, "../secret")
+            .unwrap_err()
+            .contains("leaves its package"));
+        assert!(inside(&pkg, "/etc/passwd")
+            .unwrap_err()
+            .contains("leaves its package"));
+        assert!(inside(&pkg, "bin/link.js")
+            .unwrap_err()
+            .contains("links out"));
+        assert!(inside(&pkg, "bin/missing.js").is_err());
+    }
+
+    #[test]
+    fn only_what_came_from_the_registry_is_accepted() {
+        let reg = "http://127.0.0.1:5/";
+        let ok = value(
+            r#"{"packages":{"":{"name":"root"},"node_modules/a":{"resolved":"http://127.0.0.1:5/-/tarballs/a/1.tgz"}}}"#,
+        );
+        assert!(npm_provenance(&ok, reg).is_ok());
+        for bad in [
+            r#"{"packages":{"node_modules/a":{"resolved":"git+ssh://git@example.com/a.git"}}}"#,
+            r#"{"packages":{"node_modules/a":{"resolved":"http://127.0.0.1:55/a.tgz"}}}"#,
+            r#"{"packages":{"node_modules/a":{"link":true,"resolved":"../x"}}}"#,
+            r#"{"packages":{"node_modules/a":{"version":"1.0.0"}}}"#,
+            r#"{}"#,
+        ] {
+            assert!(npm_provenance(&value(bad), reg).is_err(), "{bad}");
+        }
+        let index = r#"{"install":[{"metadata":{"name":"a"},"is_direct":false,"download_info":{"url":"https://files.example/a.whl","archive_info":{}}}]}"#;
+        assert!(pip_provenance(&value(index)).is_ok());
+        for bad in [
+            r#"{"install":[{"metadata":{"name":"a"},"is_direct":true,"download_info":{"archive_info":{}}}]}"#,
+            r#"{"install":[{"metadata":{"name":"a"},"is_direct":false,"download_info":{"vcs_info":{}}}]}"#,
+            r#"{"install":[{"metadata":{"name":"a"},"download_info":{"dir_info":{}}}]}"#,
+        ] {
+            assert!(pip_provenance(&value(bad)).is_err(), "{bad}");
         }
     }
 }

@@ -45,18 +45,25 @@ pub struct Look {
     pub took: Duration,
 }
 
-impl Looker {
-    pub fn look(&self, c: &Candidate, slot: usize) -> Look {
-        let start = Instant::now();
-        let mut look = Look {
-            outcome: Err(Failure::new(Reason::Unsupported, "not looked at")),
+impl Look {
+    /// A look that failed before anything was learnt.
+    pub fn failed(f: Failure) -> Look {
+        Look {
+            outcome: Err(f),
             version: None,
             registry_digest: None,
             transport: "stdio",
             env_wanted: Vec::new(),
             env_placeholders: Vec::new(),
             took: Duration::ZERO,
-        };
+        }
+    }
+}
+
+impl Looker {
+    pub fn look(&self, c: &Candidate, slot: usize) -> Look {
+        let start = Instant::now();
+        let mut look = Look::failed(Failure::new(Reason::Unsupported, "not looked at"));
         look.outcome = match &c.launch {
             Launch::Remote { url, transport } => self.remote(url, *transport, &mut look),
             Launch::Oci { digest, .. } => {
@@ -135,7 +142,13 @@ impl Looker {
             Ok(s) => return complete(s),
             Err(e) => e,
         };
-        let wanted = env_needs::wanted(&c.env, &stderr);
+        // Only a server that stopped on its own may have stopped for want of a variable.
+        let stopped = matches!(err, pinlog_mcp::error::WireError::Closed(_));
+        let wanted = if stopped {
+            env_needs::wanted(&c.env, &stderr)
+        } else {
+            Vec::new()
+        };
         look.env_wanted = wanted.clone();
         if wanted.is_empty() {
             let mut f = exit_failure(&err, first.exit);
@@ -174,7 +187,7 @@ impl Looker {
         env: &[(String, String)],
         home: &Path,
     ) -> probe::Look {
-        let launch = isolation.launch(&installed.argv, &installed.visible, env, home);
+        let launch = isolation.launch(&installed.argv, &installed.binds, env, home);
         probe::probe_stdio(&launch, &self.options, self.caps)
     }
 }
@@ -192,7 +205,10 @@ fn stderr_tail(stderr: &[u8]) -> String {
         return String::new();
     }
     let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
-    format!("; stderr ends {}", pinlog_core::render::quoted(&tail, 300))
+    format!(
+        "; its standard error ends: {}",
+        pinlog_core::render::quoted(&tail, 300)
+    )
 }
 
 /// A surface whose readings disagreed is not one surface: nothing is appended for it.

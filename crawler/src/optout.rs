@@ -45,10 +45,10 @@ impl OptOut {
             names.push(pypi_normalized(name));
         }
         names.extend(c.aliases.iter().map(|a| a.to_lowercase()));
+        let pypi = matches!(c.launch, Launch::Pypi { .. });
         if self.names.iter().any(|n| {
             names.contains(n)
-                || n.strip_prefix("pypi:")
-                    .is_some_and(|p| names.contains(&pypi_normalized(p)))
+                || (pypi && names.contains(&pypi_normalized(n.strip_prefix("pypi:").unwrap_or(n))))
         }) {
             return true;
         }
@@ -87,6 +87,15 @@ mod tests {
         assert!(o.covers(&npm("@acme/server")));
         assert!(o.covers(&npm("lonely-name")));
         assert!(!o.covers(&npm("lonely-name2")));
+        let bare = OptOut::parse("Friendly_Bard\n");
+        assert!(bare.covers(&cand(Launch::Pypi {
+            name: "friendly-bard".into(),
+            version: None
+        })));
+        assert!(
+            !bare.covers(&npm("friendly-bard")),
+            "npm names are not normalised as PyPI's"
+        );
         assert!(o.covers(&cand(Launch::Pypi {
             name: "friendly.bard".into(),
             version: None

@@ -27,6 +27,7 @@ pub enum Reason {
     Unstable,
     Undecidable,
     Refused,
+    Internal,
 }
 
 impl Reason {
@@ -51,6 +52,7 @@ impl Reason {
             Reason::Unstable => "unstable-listing",
             Reason::Undecidable => "undecidable",
             Reason::Refused => "entry-refused",
+            Reason::Internal => "internal-error",
         }
     }
 }

@@ -33,8 +33,6 @@ pub struct Crawl {
     pub limit: Option<usize>,
     pub concurrency: usize,
     pub looker: Looker,
-    /// A server looked at less than this long ago is left alone.
-    pub min_interval: Duration,
 }
 
 /// How a look ended, as the summary and the store count it.
@@ -191,7 +189,13 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
                 c.optout.display()
             ))
         })?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => OptOut::default(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(CrawlError::OptOut(format!(
+                "there is no opt-out list at {}; give the project's with --optout (an empty file \
+                 if there is none), so that no server that asked out is probed by mistake",
+                c.optout.display()
+            )))
+        }
         Err(e) => {
             return Err(CrawlError::OptOut(format!(
                 "cannot read the opt-out list {}: {e}; nothing is probed without it",
@@ -232,23 +236,18 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
             continue;
         }
         let last = store.liveness(&cand.id)?.and_then(|l| l.last_probe);
-        if last
-            .as_deref()
-            .is_some_and(|t| within(t, now, c.min_interval))
-        {
+        if last.as_deref().is_some_and(|t| looked_today(t, now)) {
             summary.recent += 1;
             continue;
         }
         fresh.push((last, cand.clone()));
     }
-    // Never-seen servers first, then the longest unseen.
-    fresh.sort_by(|a, b| a.0.cmp(&b.0));
     let limit = c.limit.unwrap_or(usize::MAX);
     summary.beyond_limit = fresh.len().saturating_sub(limit);
-    fresh.truncate(limit);
-    observer.planned(&discovery, fresh.len());
+    let planned = due_order(fresh, limit);
+    observer.planned(&discovery, planned.len());
 
-    let queue = Mutex::new(fresh.into_iter().map(|(_, c)| c).collect::<VecDeque<_>>());
+    let queue = Mutex::new(planned.into_iter().collect::<VecDeque<_>>());
     let (tx, rx) = mpsc::channel::<(Candidate, Look)>();
     let workers = c.concurrency.max(1);
     std::thread::scope(|scope| -> Result<(), CrawlError> {
@@ -260,7 +259,16 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
                 let Some(cand) = queue.lock().expect("queue").pop_front() else {
                     break;
                 };
-                let look = looker.look(&cand, slot);
+                // A bug met on one server's answer must not end the run or the daemon.
+                let look = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    looker.look(&cand, slot)
+                }))
+                .unwrap_or_else(|_| {
+                    Look::failed(Failure::new(
+                        Reason::Internal,
+                        "the crawler failed while looking at this server (a bug: please report it)",
+                    ))
+                });
                 if tx.send((cand, look)).is_err() {
                     break;
                 }
@@ -287,12 +295,38 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
     Ok(summary)
 }
 
-/// Whether the time `t` lies less than `interval` before `now`.
-fn within(t: &str, now: SystemTime, interval: Duration) -> bool {
-    humantime::parse_rfc3339(t)
-        .ok()
-        .and_then(|then| now.duration_since(then).ok())
-        .is_some_and(|age| age < interval)
+/// Two looks at one server are at least this far apart.
+const MIN_GAP: Duration = Duration::from_secs(12 * 3600);
+
+/// Whether a server last looked at `t` was looked at "today": on the same UTC day as `now`, or
+/// less than [`MIN_GAP`] ago. A daily schedule thus looks at every server every day, however long
+/// each run takes, and never twice in one day.
+fn looked_today(t: &str, now: SystemTime) -> bool {
+    let Ok(then) = humantime::parse_rfc3339(t) else {
+        // A time this crawler did not write: look again rather than never.
+        return false;
+    };
+    let today = humantime::format_rfc3339_seconds(now).to_string();
+    let recent = now.duration_since(then).is_ok_and(|age| age < MIN_GAP);
+    recent || t.get(..10) == today.get(..10)
+}
+
+/// The servers to look at, at most `limit`: never-seen and longest-unseen servers taken in turn,
+/// so that a stream of new packages cannot keep known servers from being looked at again.
+fn due_order(fresh: Vec<(Option<String>, Candidate)>, limit: usize) -> Vec<Candidate> {
+    let (mut seen, unseen): (Vec<_>, Vec<_>) =
+        fresh.into_iter().partition(|(last, _)| last.is_some());
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut seen = seen.into_iter().map(|(_, c)| c);
+    let mut unseen = unseen.into_iter().map(|(_, c)| c);
+    let mut out = Vec::new();
+    while out.len() < limit {
+        match (unseen.next(), seen.next()) {
+            (None, None) => break,
+            (a, b) => out.extend(a.into_iter().chain(b).take(limit - out.len())),
+        }
+    }
+    out
 }
 
 /// Writes what one look found: an entry when the surface is new or moved, liveness always, and
@@ -305,8 +339,15 @@ fn settle(
     cand: &Candidate,
     look: Look,
 ) -> Result<Reported, CrawlError> {
-    let at = pinlog_mcp::probe::now();
-    let ts = Timestamp::parse(&at).expect("now() writes the entry time format");
+    let mut at = pinlog_mcp::probe::now();
+    let mut ts = Timestamp::parse(&at).expect("now() writes the entry time format");
+    // A clock stepped back must not make the entry unappendable: time in the log never goes back.
+    if let Some(last) = store.last_observed_at()? {
+        if last > ts {
+            at = last.to_string();
+            ts = last;
+        }
+    }
     let mut labels = Vec::new();
     let verdict = match look.outcome.as_ref().map_err(Clone::clone).and_then(|s| {
         surface_blob::build(s.instructions.as_deref(), &s.prompts, &s.tools).map(|b| (s, b))
@@ -421,4 +462,68 @@ fn change_labels(old: Option<&[u8]>, new: &SurfaceBlob) -> Vec<String> {
     labels.sort();
     labels.dedup();
     labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidate::{Launch, SourceKind};
+
+    fn at(t: &str) -> SystemTime {
+        humantime::parse_rfc3339(t).unwrap()
+    }
+
+    #[test]
+    fn a_server_is_looked_at_once_a_day_and_never_twice_within_twelve_hours() {
+        let now = at("2026-11-30T09:00:00Z");
+        assert!(looked_today("2026-11-30T00:00:01Z", now), "same day");
+        assert!(
+            looked_today("2026-11-29T22:00:00Z", now),
+            "eleven hours ago"
+        );
+        assert!(
+            !looked_today("2026-11-29T20:59:59Z", now),
+            "yesterday, over twelve hours ago"
+        );
+        // A daily run at 03:00 that reached the server at 03:40 yesterday looks again today.
+        assert!(!looked_today(
+            "2026-11-29T03:40:00Z",
+            at("2026-11-30T03:00:00Z")
+        ));
+        assert!(!looked_today("not a time", now));
+    }
+
+    #[test]
+    fn the_limit_takes_new_and_longest_unseen_servers_in_turn() {
+        let c = |n: &str| {
+            Candidate::new(
+                Launch::Npm {
+                    name: n.into(),
+                    version: None,
+                },
+                SourceKind::Npm,
+            )
+            .unwrap()
+        };
+        let fresh = vec![
+            (None, c("new-a")),
+            (Some("2026-11-20T00:00:00Z".to_string()), c("seen-late")),
+            (None, c("new-b")),
+            (Some("2026-11-01T00:00:00Z".to_string()), c("seen-early")),
+            (None, c("new-c")),
+        ];
+        let names = |v: Vec<Candidate>| {
+            v.into_iter()
+                .map(|c| c.id.name().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(due_order(fresh.clone(), 3)),
+            ["new-a", "seen-early", "new-b"]
+        );
+        assert_eq!(
+            names(due_order(fresh, usize::MAX)),
+            ["new-a", "seen-early", "new-b", "seen-late", "new-c"]
+        );
+    }
 }

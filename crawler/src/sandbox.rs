@@ -13,9 +13,31 @@ pub const PLACEHOLDER: &str = "pinlog-placeholder";
 /// The home directory inside the sandbox, empty at every start.
 const HOME: &str = "/home/probe";
 /// System directories that are either directories (bound read-only) or links into `/usr`.
-const SYSTEM: [&str; 8] = [
-    "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/opt",
+const SYSTEM: [&str; 7] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
 ];
+
+/// Whether `path` lies in the system directories every sandbox shows.
+pub fn is_system(path: &Path) -> bool {
+    SYSTEM.iter().any(|d| path.starts_with(d))
+}
+
+/// A file or directory of the host shown read-only in the sandbox: `source` at `dest`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bind {
+    pub source: PathBuf,
+    pub dest: PathBuf,
+}
+
+impl Bind {
+    /// `path` shown at its own place.
+    pub fn same(path: &Path) -> Bind {
+        Bind {
+            source: path.to_path_buf(),
+            dest: path.to_path_buf(),
+        }
+    }
+}
 /// What of `/etc` a program may need to start; nothing else of it is visible.
 const ETC: [&str; 9] = [
     "/etc/ld.so.cache",
@@ -77,14 +99,14 @@ impl Isolation {
         }
     }
 
-    /// How to run `argv` under this isolation. `visible` are directories the server may read
-    /// (its installed package, the interpreter's prefix); `env` is its whole environment besides
+    /// How to run `argv` under this isolation. `binds` are what of the host the server may read
+    /// (its installed package, the interpreter and its library); `env` is its whole environment besides
     /// `PATH`, `HOME`, `LANG` and `TMPDIR`; `home` is an empty directory to use as home when
     /// there is no sandbox to make one.
     pub fn launch(
         &self,
         argv: &[OsString],
-        visible: &[PathBuf],
+        binds: &[Bind],
         env: &[(String, String)],
         home: &Path,
     ) -> Launch {
@@ -110,6 +132,8 @@ impl Isolation {
                 push(&[
                     "--unshare-all",
                     "--unshare-user",
+                    // No nested user namespace: the server cannot become root in one of its own.
+                    "--disable-userns",
                     "--uid",
                     "65534",
                     "--gid",
@@ -146,8 +170,12 @@ impl Isolation {
                 for file in ETC {
                     a.extend(["--ro-bind-try".into(), file.into(), file.into()]);
                 }
-                for dir in visible {
-                    a.extend(["--ro-bind".into(), dir.into(), dir.into()]);
+                for b in binds {
+                    a.extend([
+                        "--ro-bind".into(),
+                        b.source.clone().into_os_string(),
+                        b.dest.clone().into_os_string(),
+                    ]);
                 }
                 base.push(("HOME".into(), HOME.into()));
                 base.push(("TMPDIR".into(), "/tmp".into()));

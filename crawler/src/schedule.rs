@@ -1,6 +1,8 @@
-//! Daemon mode: a cron expression says when runs start. Five fields (minute hour day month
-//! weekday) as crontab writes them, or six/seven with seconds (and year) first/last as the
-//! `cron` crate reads them. The once-a-day rule per server holds whatever the schedule says.
+//! Daemon mode: a cron expression says when runs start, in UTC. Five fields (minute hour day
+//! month weekday) get a seconds field of 0 put in front; six or seven are read as the `cron`
+//! crate reads them. Unlike crontab, weekdays are 1-7 from Sunday (names are clearer) and a
+//! restricted day of the month and weekday must both match. The once-a-day rule per server holds
+//! whatever the schedule says.
 
 use std::str::FromStr;
 use std::time::Duration;

@@ -23,6 +23,10 @@ impl SurfaceBlob {
     }
 }
 
+/// The largest surface the public log takes: one change of a hostile server should not add
+/// tens of megabytes to every mirror of the log.
+pub const MAX_BLOB: usize = 4 << 20;
+
 /// The blob and digests of a surface; a surface with a number that has no canonical form
 /// cannot be committed to, and is reported as undecidable.
 pub fn build(
@@ -67,6 +71,15 @@ pub fn build(
         bytes.push(b']');
     }
     bytes.push(b'}');
+    if bytes.len() > MAX_BLOB {
+        return Err(Failure::new(
+            Reason::TooLarge,
+            format!(
+                "the surface is {} bytes; the log takes at most {MAX_BLOB}",
+                bytes.len()
+            ),
+        ));
+    }
     let instructions = instructions_digest(instructions);
     Ok(SurfaceBlob {
         surface: surface_digest(&tools_digest, &prompts_digest, instructions.as_ref()),

@@ -333,6 +333,24 @@ impl Store {
         .transpose()
     }
 
+    /// The `observed_at` of the log's last entry: the earliest time the next may carry.
+    pub fn last_observed_at(&self) -> Result<Option<Timestamp>, StoreError> {
+        let t: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT observed_at FROM entries ORDER BY idx DESC LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        t.map(|t| {
+            Timestamp::parse(&t).ok_or_else(|| {
+                StoreError::Schema(format!("the last entry's time {t:?} is malformed"))
+            })
+        })
+        .transpose()
+    }
+
     /// The bytes of a stored blob.
     pub fn blob(&self, digest: &Digest) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self

@@ -48,15 +48,27 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
     if let Err(why) = &isolation {
         eprintln!("no sandbox: {why}; stdio servers will be recorded as sandbox-unavailable (--unsandboxed runs them anyway)");
     }
-    let (work, made_work) = match &args.work {
-        Some(w) => (w.clone(), false),
-        None => (
-            std::env::temp_dir().join(format!("pinlog-crawl-{}", std::process::id())),
-            true,
-        ),
-    };
-    std::fs::create_dir_all(&work)
-        .map_err(|e| Failure::unreadable(format!("cannot create {}: {e}", work.display())))?;
+    // A new private directory (mode 0700) for this process, removed when it ends: another user
+    // cannot plant or swap what is installed in it.
+    let base = args.work.clone().unwrap_or_else(std::env::temp_dir);
+    let scratch = std::fs::create_dir_all(&base)
+        .and_then(|()| std::path::absolute(&base))
+        .and_then(|base| {
+            tempfile::Builder::new()
+                .prefix("pinlog-crawl-")
+                .tempdir_in(base)
+        })
+        .map_err(|e| {
+            Failure::unreadable(format!(
+                "cannot make a scratch directory in {}: {e}",
+                base.display()
+            ))
+        })?;
+    let work = scratch.path().to_path_buf();
+    let installer_home = work.join("installers");
+    std::fs::create_dir_all(&installer_home).map_err(|e| {
+        Failure::unreadable(format!("cannot create {}: {e}", installer_home.display()))
+    })?;
     let resolve = |p: &Path| -> PathBuf {
         match p.to_str() {
             Some(name) if !name.contains('/') => {
@@ -96,13 +108,13 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
                 node: resolve(&args.node),
                 python: resolve(&args.python),
                 timeout: Duration::from_secs(args.install_timeout),
+                home: installer_home,
             },
             guard: NetGuard::new(args.allow_private),
             caps: args.look.caps(),
             options: args.look.options(),
             work: work.clone(),
         },
-        min_interval: Duration::from_secs(24 * 3600),
     };
     let outcome = match when {
         None => once(&crawl, &args),
@@ -118,9 +130,7 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
             }
         },
     };
-    if made_work {
-        let _ = std::fs::remove_dir_all(&work);
-    }
+    drop(scratch);
     outcome
 }
 
@@ -232,15 +242,15 @@ impl Observer for Progress {
 
     fn looked(&mut self, r: &Reported) {
         let detail = match &r.verdict {
-            Verdict::Failed(f) => render::quoted(&f.detail, 200),
+            Verdict::Failed(f) => value(&f.detail),
             _ => "\"\"".to_string(),
         };
         let line = format!(
             "at={} event=looked server={} outcome={} version={} labels={} took_ms={} detail={detail}",
             pinlog_mcp::probe::now(),
-            render::quoted(r.server.as_str(), 200),
+            value(r.server.as_str()),
             r.verdict.token(),
-            r.version.as_deref().map_or("-".to_string(), |v| render::quoted(v, 64)),
+            r.version.as_deref().map_or("-".to_string(), value),
             if r.labels.is_empty() { "-".to_string() } else { r.labels.join(",") },
             r.took.as_millis(),
         );
@@ -252,4 +262,12 @@ impl Observer for Progress {
             None => eprintln!("{line}"),
         }
     }
+}
+
+/// A value of a log line: rendered safe, then written as a JSON string, so that quotes and
+/// backslashes inside it cannot be mistaken for the line's own.
+fn value(s: &str) -> String {
+    let mut out = Vec::new();
+    pinlog_core::json::write_string(&mut out, &render::safe(s));
+    String::from_utf8(out).expect("JSON strings are UTF-8")
 }

@@ -84,9 +84,11 @@ fn npm_name(file: &Value<'_>) -> Option<String> {
     Some(name.to_string())
 }
 
+/// `owner/repo` as GitHub spells them; no part may start with a dot (`..` would climb the API's
+/// path).
 fn is_repo_name(s: &str) -> bool {
     matches!(s.split_once('/'), Some((o, r)) if !o.is_empty() && !r.is_empty()
         && s.bytes().filter(|&b| b == b'/').count() == 1
         && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'))
-        && !r.starts_with('.'))
+        && !o.starts_with('.') && !r.starts_with('.'))
 }

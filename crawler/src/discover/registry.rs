@@ -1,8 +1,10 @@
 //! The official MCP registry: `GET /v0.1/servers?limit=N[&cursor=C]`, page after page.
 //!
 //! Each item is `{server: {name, packages[], remotes[]}, _meta}` (older answers put the server
-//! object itself in the list); `metadata.nextCursor` (or the older `next_cursor`) leads on. A
-//! server whose registry status is `deleted` is skipped. A server becomes one candidate, named
+//! object itself in the list); `metadata.nextCursor` (or the older `next_cursor`) leads on. Only
+//! the latest version of each server is asked for (`version=latest`), and an item the registry
+//! marks as not the latest (`isLatest: false`) is skipped too, as is a server whose status is
+//! `deleted`. A server becomes one candidate, named
 //! by the first thing it can be run as: an npm, PyPI or OCI package, else a remote.
 
 use std::collections::HashSet;
@@ -17,6 +19,8 @@ use crate::names;
 const PAGE: u32 = 100;
 /// The most pages read; a registry that goes on further is reported, not followed.
 const MAX_PAGES: usize = 10_000;
+/// The most environment variables taken from one package.
+const MAX_ENV: usize = 64;
 const OFFICIAL: &str = "io.modelcontextprotocol.registry/official";
 
 /// Reads the whole registry at `base`. Servers that cannot be made candidates are counted in
@@ -27,7 +31,7 @@ pub fn discover(fetch: &Fetcher, base: &str, out: &mut Vec<Candidate>) -> Vec<St
     let mut cursor: Option<String> = None;
     let mut skipped = 0usize;
     for _ in 0..MAX_PAGES {
-        let mut url = join(base, &format!("v0.1/servers?limit={PAGE}"));
+        let mut url = join(base, &format!("v0.1/servers?version=latest&limit={PAGE}"));
         if let Some(c) = &cursor {
             url.push_str("&cursor=");
             url.push_str(&query_value(c));
@@ -76,15 +80,14 @@ pub fn discover(fetch: &Fetcher, base: &str, out: &mut Vec<Candidate>) -> Vec<St
 /// The candidate a registry item describes; `None` for a deleted server.
 fn candidate(item: &Value<'_>) -> Result<Option<Candidate>, String> {
     let server = get(item, "server").unwrap_or(item);
-    let status = [item, server]
+    let official = [item, server]
         .iter()
-        .find_map(|v| {
-            get(v, "_meta")
-                .and_then(|m| get(m, OFFICIAL))
-                .and_then(|o| text(o, "status"))
-        })
+        .find_map(|v| get(v, "_meta").and_then(|m| get(m, OFFICIAL)));
+    let status = official
+        .and_then(|o| text(o, "status"))
         .or_else(|| text(server, "status"));
-    if status == Some("deleted") {
+    let latest = official.and_then(|o| get(o, "isLatest"));
+    if status == Some("deleted") || matches!(latest, Some(Value::Bool(false))) {
         return Ok(None);
     }
     let mut packages: Vec<(u8, Launch, Vec<EnvVar>)> = Vec::new();
@@ -168,9 +171,12 @@ fn package(p: &Value<'_>) -> Result<(u8, Launch, Vec<EnvVar>), String> {
         other => return Err(format!("registry type {other}")),
     };
     let mut env = Vec::new();
+    // A registry entry declaring hundreds of variables gets the first few looked at.
     for v in get_any(p, &["environmentVariables", "environment_variables"])
         .and_then(Value::as_array)
         .unwrap_or(&[])
+        .iter()
+        .take(MAX_ENV)
     {
         let Some(name) = text(v, "name").filter(|n| is_env_name(n)) else {
             continue;
