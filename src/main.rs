@@ -158,10 +158,10 @@ struct CrawlArgs {
     /// The seed file: `npm:<pkg>[@ver]`, `pypi:<pkg>[==ver]`, `oci:<image>@sha256:…`, `remote:<url>`
     #[arg(long, value_name = "FILE", default_value = "data/seeds.txt")]
     seeds: PathBuf,
-    /// The opt-out list, applied before any probe (a list that exists but cannot be read stops the run)
+    /// The opt-out list, applied before any probe (a missing or unreadable list stops the run)
     #[arg(long, value_name = "FILE", default_value = "OPTOUT.txt")]
     optout: PathBuf,
-    /// Look at no more than N servers in this run (never-seen first, then the longest unseen)
+    /// Look at no more than N servers in this run (never-seen and longest-unseen servers in turn)
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
     /// How many servers are looked at at once

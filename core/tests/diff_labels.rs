@@ -661,18 +661,7 @@ fn duplicate_and_missing_names_pair_in_order() {
 // --- Diff ----------------------------------------------------------------------------------------
 
 /// The RFC 6901 section 5 document: member names that need escaping, and one that is empty.
-const RFC6901_DOC: &str = r#"{
-  "foo": ["bar", "baz"],
-  "": 0,
-  "a/b": 1,
-  "c%d": 2,
-  "e^f": 3,
-  "g|h": 4,
-  "i\\j": 5,
-  "k\"l": 6,
-  " ": 7,
-  "m~n": 8
-}"#;
+const RFC6901_DOC: &str = include_str!("data/rfc6901-example.json");
 
 fn want(items: &[(&str, &'static str)]) -> Vec<(String, &'static str)> {
     items.iter().map(|&(p, k)| (p.to_string(), k)).collect()

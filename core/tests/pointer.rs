@@ -3,18 +3,7 @@
 use pinlog_core::json::{self, Limits, Value};
 use pinlog_core::JsonPointer;
 
-const RFC6901_DOC: &str = r#"{
-  "foo": ["bar", "baz"],
-  "": 0,
-  "a/b": 1,
-  "c%d": 2,
-  "e^f": 3,
-  "g|h": 4,
-  "i\\j": 5,
-  "k\"l": 6,
-  " ": 7,
-  "m~n": 8
-}"#;
+const RFC6901_DOC: &str = include_str!("data/rfc6901-example.json");
 
 #[test]
 fn rfc6901_section5_examples_resolve() {

@@ -47,26 +47,45 @@ pub struct Installed {
     pub binds: Vec<Bind>,
 }
 
-/// Sets the environment an installer runs with: the operator's `PATH` (to find `node` and `git`)
-/// and nothing else of theirs.
+/// What of the operator's environment an installer keeps: where to find programs, and how this
+/// machine reaches the network (which certificate authorities it trusts, which proxy it uses).
+const KEPT_ENV: [&str; 15] = [
+    "PATH",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "PIP_CERT",
+    "GIT_SSL_CAINFO",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "PIP_DEFAULT_TIMEOUT",
+];
+
+/// Sets the environment an installer runs with: [`KEPT_ENV`] of the operator's, and nothing
+/// else of theirs: no home, no user configuration (where registry tokens live), no SSH agent.
 fn installer_env(cmd: &mut Command, home: &Path) {
-    // npm reads a user and a global configuration file, and refuses one file for both: two empty
-    // ones of our own stand in for the operator's.
-    let (user_rc, global_rc) = (home.join("npmrc"), home.join("npmrc-global"));
-    for rc in [&user_rc, &global_rc] {
-        if !rc.exists() {
-            let _ = std::fs::write(rc, b"");
-        }
+    // The machine-wide npm configuration stays (administrators put certificate and proxy settings
+    // there); the user's is replaced by an empty one.
+    let user_rc = home.join("npmrc");
+    if !user_rc.exists() {
+        let _ = std::fs::write(&user_rc, b"");
     }
     cmd.env_clear();
-    if let Some(path) = std::env::var_os("PATH") {
-        cmd.env("PATH", path);
+    for name in KEPT_ENV {
+        if let Some(v) = std::env::var_os(name) {
+            cmd.env(name, v);
+        }
     }
     cmd.env("HOME", home)
         .env("LANG", "C.UTF-8")
         .env("npm_config_cache", home.join("npm-cache"))
         .env("npm_config_userconfig", user_rc)
-        .env("npm_config_globalconfig", global_rc)
         .env("npm_config_update_notifier", "false")
         .env("PIP_CONFIG_FILE", "/dev/null")
         .env("PIP_CACHE_DIR", home.join("pip-cache"))

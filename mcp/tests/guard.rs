@@ -1,13 +1,15 @@
 //! The SSRF guard: its rules on a table of addresses and URLs (nothing is contacted), and its
 //! enforcement on every hop against servers on loopback only.
 
+mod common;
+
+use common::{free_port, installed, start};
+
 use std::io::{Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use pinlog_mcp::guard::NetGuard;
 use pinlog_mcp::probe::{probe, Look, Target};
@@ -149,57 +151,6 @@ fn urls_are_judged_by_scheme_credentials_and_literal_address() {
     ] {
         assert_eq!(strict.check_url(&url(u)), Ok(()), "{u}");
     }
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn installed(rel: &str) -> String {
-    let p = repo().join(rel);
-    assert!(
-        p.exists(),
-        "{} is missing: run `bash .ci/setup`",
-        p.display()
-    );
-    p.to_str().unwrap().to_string()
-}
-
-/// A server process on a loopback port, stopped when dropped.
-struct Running {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn start(mut cmd: Command, port: u16) -> Running {
-    let child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the server starts");
-    let running = Running { child, port };
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-        assert!(Instant::now() < deadline, "the server never listened");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    running
 }
 
 fn http<'a>(url: &'a str, guard: &'a NetGuard) -> Target<'a> {

@@ -1,73 +1,17 @@
 //! Probing over Streamable HTTP on loopback: server-everything in its `streamableHttp` mode and a
 //! server built with the official Python SDK, in both eras and with `auto`.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
+
+use common::{free_port, installed, start, Running};
+
+use std::net::TcpListener;
+use std::process::Command;
 
 use pinlog_mcp::probe::{probe, Target};
 use pinlog_mcp::revision::Revision;
 use pinlog_mcp::surface::ProbeOptions;
 use pinlog_mcp::{Caps, WireError};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn installed(rel: &str) -> String {
-    let p = repo().join(rel);
-    assert!(
-        p.exists(),
-        "{} is missing: run `bash .ci/setup`",
-        p.display()
-    );
-    p.to_str().unwrap().to_string()
-}
-
-/// A server process on a loopback port, stopped when dropped.
-struct Running {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts `cmd` and waits until its port accepts connections.
-fn start(mut cmd: Command, port: u16) -> Running {
-    let child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the server starts");
-    let running = Running {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the server never listened on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    running
-}
 
 fn everything() -> Running {
     let port = free_port();
