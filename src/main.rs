@@ -80,6 +80,72 @@ enum Command {
     /// the log is published and signed afterwards; with --schedule it runs as a daemon. See
     /// docs/OPERATIONS.md.
     Crawl(Box<CrawlArgs>),
+    /// Build the static site from the store and the published log
+    #[command(subcommand)]
+    Site(SiteCommand),
+    /// Write a report computed from the store and the published log
+    #[command(subcommand)]
+    Report(ReportCommand),
+}
+
+#[derive(Subcommand)]
+enum SiteCommand {
+    /// Render every page: the index, a page, badge and feed per server, monthly reports, the
+    /// log's page with its files and an inclusion proof per entry
+    ///
+    /// Only entries covered by the published checkpoint are shown; the store's entries must hash
+    /// to its root. Pages whose data did not change since the last build are not rendered again,
+    /// and files whose bytes did not change are not written. See docs/SITE.md.
+    Build(SiteArgs),
+}
+
+#[derive(Subcommand)]
+enum ReportCommand {
+    /// The monthly drift report as JSON: totals of the month's changes, never per named server
+    Month(ReportArgs),
+}
+
+#[derive(Args)]
+struct SiteSource {
+    /// The SQLite store
+    #[arg(long, value_name = "FILE", default_value = "data/log.db")]
+    db: PathBuf,
+    /// The published log directory (as `pinlog log publish` or `crawl --publish` wrote it)
+    #[arg(long, value_name = "DIR")]
+    log: PathBuf,
+    /// The log's verifier key: the checkpoint must be signed by it, and the log page shows it
+    #[arg(long, value_name = "VKEY", conflicts_with = "vkey_file")]
+    vkey: Option<String>,
+    /// A file holding the verifier key
+    #[arg(long, value_name = "FILE")]
+    vkey_file: Option<PathBuf>,
+    /// The time to compute badges and reports at (RFC 3339; default: now)
+    #[arg(long, value_name = "RFC3339")]
+    now: Option<String>,
+}
+
+#[derive(Args)]
+struct SiteArgs {
+    #[command(flatten)]
+    source: SiteSource,
+    /// Where to write the site
+    #[arg(long, value_name = "DIR", default_value = "public")]
+    out: PathBuf,
+    /// Where the site is served, for the links in feeds and badge snippets
+    #[arg(long, value_name = "URL", default_value = "https://pinlog.local")]
+    base_url: String,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    #[command(flatten)]
+    source: SiteSource,
+    /// The month, YYYY-MM
+    #[arg(long, value_name = "YYYY-MM")]
+    month: String,
+    /// Write to this file instead of standard output
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -414,6 +480,12 @@ fn main() -> ExitCode {
         Command::Probe(args) => (Render { ascii: false }, cmd::probe::run(args)),
         Command::Export(args) => (Render { ascii: false }, cmd::export::run(args)),
         Command::Crawl(args) => (Render { ascii: false }, cmd::crawl::run(*args)),
+        Command::Site(SiteCommand::Build(args)) => {
+            (Render { ascii: false }, cmd::site::build(args))
+        }
+        Command::Report(ReportCommand::Month(args)) => {
+            (Render { ascii: false }, cmd::site::report(args))
+        }
     };
     match outcome {
         Ok(exit) => exit.into(),

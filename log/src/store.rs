@@ -312,6 +312,38 @@ impl Store {
             .optional()?)
     }
 
+    /// Every server's liveness, by server.
+    pub fn all_liveness(&self) -> Result<Vec<(ServerId, Liveness)>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT server, first_seen, last_probe, last_ok, last_error, last_change,
+                    look_before_change, last_index
+             FROM servers ORDER BY server",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                Liveness {
+                    first_seen: r.get(1)?,
+                    last_probe: r.get(2)?,
+                    last_ok: r.get(3)?,
+                    last_error: r.get(4)?,
+                    last_change: r.get(5)?,
+                    look_before_change: r.get(6)?,
+                    last_index: r.get::<_, Option<i64>>(7)?.map(|i| i as u64),
+                },
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, live) = row?;
+            let id = id
+                .parse()
+                .map_err(|_| StoreError::Schema(format!("the server {id:?} is not a server id")))?;
+            out.push((id, live));
+        }
+        Ok(out)
+    }
+
     /// The server's last entry: its index, surface digest and blob digest.
     pub fn latest(&self, server: &ServerId) -> Result<Option<Latest>, StoreError> {
         let row: Option<(i64, String, String)> = self

@@ -6,3 +6,4 @@ pub mod digest;
 pub mod export;
 pub mod log;
 pub mod probe;
+pub mod site;

@@ -1,6 +1,8 @@
 //! Helpers shared by the end-to-end tests of the binary; each test file uses a part of them.
 #![allow(dead_code)]
 
+pub mod crawl;
+
 use std::path::PathBuf;
 
 /// A file `.ci/setup` installs (or one of the repository's), as a path string; a missing one

@@ -1,0 +1,206 @@
+//! What the site is made from: the entries of the published log (up to its checkpoint, read from
+//! the store and checked against the checkpoint's root), their surface blobs, and each server's
+//! liveness from the store.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use pinlog_core::json::{self, Limits, Value};
+use pinlog_core::ServerId;
+use pinlog_log::checkpoint::Checkpoint;
+use pinlog_log::entry::Entry;
+use pinlog_log::note::{Note, VerifierKey};
+use pinlog_log::publish::CHECKPOINT;
+use pinlog_log::store::{Liveness, Store, StoreError};
+
+use crate::slug::slug;
+use crate::tree::Tree;
+
+/// One published entry.
+pub struct Record {
+    pub index: u64,
+    pub entry: Entry,
+    /// The entry's bytes, as bundled.
+    pub body: Vec<u8>,
+}
+
+/// One server as the site shows it.
+pub struct Server {
+    pub id: ServerId,
+    pub slug: String,
+    pub live: Liveness,
+    /// Indexes into [`Model::records`], oldest first.
+    pub records: Vec<usize>,
+}
+
+pub struct Model {
+    pub origin: String,
+    pub checkpoint: Checkpoint,
+    /// The signed checkpoint, verbatim.
+    pub checkpoint_note: String,
+    pub vkey: Option<String>,
+    pub records: Vec<Record>,
+    pub servers: Vec<Server>,
+    pub tree: Tree,
+    /// The crawler's finished runs (start times), where the store has them.
+    pub runs: Vec<String>,
+}
+
+#[derive(Debug)]
+pub enum ModelError {
+    Store(StoreError),
+    Log(String),
+}
+
+impl std::fmt::Display for ModelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelError::Store(e) => e.fmt(f),
+            ModelError::Log(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+impl From<StoreError> for ModelError {
+    fn from(e: StoreError) -> Self {
+        ModelError::Store(e)
+    }
+}
+
+impl Model {
+    /// Reads the published checkpoint in `log` (checked against `vkey` when given) and the
+    /// store's entries up to it, which must hash to its root.
+    pub fn load(db: &Path, log: &Path, vkey: Option<&str>) -> Result<Model, ModelError> {
+        let store = Store::open(db)?;
+        let origin = store.origin()?;
+        let path = log.join(CHECKPOINT);
+        let bytes = pinlog_log::files::read_bounded(&path, pinlog_log::note::MAX_NOTE as u64)
+            .map_err(|e| {
+                ModelError::Log(format!(
+                    "cannot read {}: {e}; publish the log first",
+                    path.display()
+                ))
+            })?;
+        let note =
+            Note::parse(&bytes).map_err(|e| ModelError::Log(format!("{}: {e}", path.display())))?;
+        if let Some(v) = vkey {
+            let key =
+                VerifierKey::parse(v).map_err(|e| ModelError::Log(format!("the vkey: {e}")))?;
+            note.verify(&[key]).map_err(|e| {
+                ModelError::Log(format!(
+                    "{} is not signed by the vkey given: {e}",
+                    path.display()
+                ))
+            })?;
+        }
+        let checkpoint = Checkpoint::parse(&note.text)
+            .map_err(|e| ModelError::Log(format!("{}: {e}", path.display())))?;
+        if checkpoint.origin != origin {
+            return Err(ModelError::Log(format!(
+                "{} is the checkpoint of {:?}, the store holds {origin:?}",
+                path.display(),
+                checkpoint.origin
+            )));
+        }
+        let mut records = Vec::new();
+        let mut leaves = Vec::new();
+        store.for_each_entry::<ModelError>(0, true, |e| {
+            if e.index >= checkpoint.size {
+                return Ok(());
+            }
+            let entry = Entry::read(&e.body)
+                .map_err(|err| ModelError::Log(format!("entry {}: {err}", e.index)))?;
+            leaves.push(e.leaf);
+            records.push(Record {
+                index: e.index,
+                entry,
+                body: e.body,
+            });
+            Ok(())
+        })?;
+        if (records.len() as u64) < checkpoint.size {
+            return Err(ModelError::Log(format!(
+                "the checkpoint covers {} entries, the store has {}",
+                checkpoint.size,
+                records.len()
+            )));
+        }
+        let tree = Tree::new(leaves);
+        if tree.root() != checkpoint.root {
+            return Err(ModelError::Log(format!(
+                "the store's first {} entries do not hash to the published root {}: this store did \
+                 not publish {}",
+                checkpoint.size,
+                checkpoint.root.to_base64(),
+                log.display()
+            )));
+        }
+        let mut by_server: BTreeMap<ServerId, Vec<usize>> = BTreeMap::new();
+        for (i, r) in records.iter().enumerate() {
+            by_server.entry(r.entry.server.clone()).or_default().push(i);
+        }
+        let mut servers = Vec::new();
+        for (id, live) in store.all_liveness()? {
+            let records = by_server.remove(&id).unwrap_or_default();
+            servers.push(Server {
+                slug: slug(&id),
+                id,
+                live,
+                records,
+            });
+        }
+        // An entry whose server has no liveness row (a log appended by hand) still has a page.
+        for (id, records) in by_server {
+            servers.push(Server {
+                slug: slug(&id),
+                id,
+                live: Liveness::default(),
+                records,
+            });
+        }
+        servers.sort_by(|a, b| a.id.cmp(&b.id));
+        let runs = crawl_runs(db);
+        Ok(Model {
+            origin,
+            checkpoint_note: String::from_utf8_lossy(&bytes).into_owned(),
+            checkpoint,
+            vkey: vkey.map(str::to_string),
+            records,
+            servers,
+            tree,
+            runs,
+        })
+    }
+
+    /// The surface blob of a record, parsed.
+    pub fn blob(
+        &self,
+        store: &Store,
+        record: &Record,
+    ) -> Result<Option<Value<'static>>, ModelError> {
+        Ok(store.blob(&record.entry.blob)?.and_then(|b| {
+            json::parse(&b, Limits::default())
+                .ok()
+                .map(Value::into_owned)
+        }))
+    }
+}
+
+/// The start times of the crawler's finished runs, if the store holds its table.
+fn crawl_runs(db: &Path) -> Vec<String> {
+    let Ok(conn) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return Vec::new();
+    };
+    let Ok(mut stmt) =
+        conn.prepare("SELECT started FROM crawl_runs WHERE finished IS NOT NULL ORDER BY started")
+    else {
+        return Vec::new();
+    };
+    stmt.query_map([], |r| r.get(0))
+        .map(|rows| rows.filter_map(Result::ok).collect())
+        .unwrap_or_default()
+}

@@ -1,0 +1,162 @@
+//! The monthly drift report: totals over the month's entries, never per named server.
+
+use std::collections::BTreeMap;
+
+use pinlog_core::json;
+use pinlog_log::store::Store;
+
+use crate::changes::{tool_counts, ToolCounts};
+use crate::model::{Model, ModelError};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    pub month: String,
+    pub servers_tracked: u64,
+    pub servers_changed: u64,
+    pub servers_new: u64,
+    pub tools: ToolCounts,
+    pub labels: Vec<(String, u64)>,
+    /// Days of the month (up to the day built) on which no crawl run finished.
+    pub gaps: Vec<String>,
+    pub gap_note: String,
+    pub checkpoint_size: u64,
+    pub checkpoint_root: String,
+}
+
+/// The months (`YYYY-MM`) that have entries, oldest first.
+pub fn months(model: &Model) -> Vec<String> {
+    let mut m: Vec<String> = model
+        .records
+        .iter()
+        .map(|r| r.entry.observed_at.as_str()[..7].to_string())
+        .collect();
+    m.dedup();
+    m.sort();
+    m.dedup();
+    m
+}
+
+/// The report of `month` (`YYYY-MM`); `today` (`YYYY-MM-DD`) bounds the days checked for gaps.
+pub fn report(
+    model: &Model,
+    store: &Store,
+    month: &str,
+    today: &str,
+) -> Result<Report, ModelError> {
+    let end = format!("{month}-31T23:59:59Z");
+    let mut r = Report {
+        month: month.to_string(),
+        checkpoint_size: model.checkpoint.size,
+        checkpoint_root: model.checkpoint.root.to_base64(),
+        ..Report::default()
+    };
+    let mut labels: BTreeMap<String, u64> = BTreeMap::new();
+    for s in &model.servers {
+        let Some(&first) = s.records.first() else {
+            continue;
+        };
+        if model.records[first].entry.observed_at.as_str() <= end.as_str() {
+            r.servers_tracked += 1;
+        }
+        let mut changed = false;
+        for (k, &i) in s.records.iter().enumerate() {
+            let rec = &model.records[i];
+            if !rec.entry.observed_at.as_str().starts_with(month) {
+                continue;
+            }
+            for l in &rec.entry.labels {
+                *labels.entry(l.clone()).or_default() += 1;
+            }
+            if k == 0 {
+                r.servers_new += 1;
+                continue;
+            }
+            changed = true;
+            let new = model.blob(store, rec)?;
+            let old = model.blob(store, &model.records[s.records[k - 1]])?;
+            if let Some(new) = new {
+                r.tools.add(tool_counts(old.as_ref(), &new));
+            }
+        }
+        r.servers_changed += u64::from(changed);
+    }
+    r.labels = labels.into_iter().collect();
+    if model.runs.is_empty() {
+        r.gap_note = "The store keeps no record of crawl runs, so gaps cannot be stated.".into();
+    } else {
+        for day in 1..=31 {
+            let date = format!("{month}-{day:02}");
+            if date.as_str() > today
+                || pinlog_log::entry::Timestamp::parse(&format!("{date}T00:00:00Z")).is_none()
+            {
+                continue;
+            }
+            if !model.runs.iter().any(|t| t.starts_with(&date)) {
+                r.gaps.push(date);
+            }
+        }
+        r.gap_note = "A crawl run finished on every day of the month.".into();
+    }
+    Ok(r)
+}
+
+impl Report {
+    /// The report as canonical JSON (members sorted, no whitespace); `version` is 1.
+    pub fn to_json(&self) -> String {
+        let mut o = Vec::new();
+        let s = |o: &mut Vec<u8>, v: &str| json::write_string(o, v);
+        o.extend_from_slice(b"{\"checkpoint\":{\"root\":");
+        s(&mut o, &self.checkpoint_root);
+        o.extend_from_slice(format!(",\"size\":{}}}", self.checkpoint_size).as_bytes());
+        o.extend_from_slice(b",\"gaps\":");
+        json::write_strings(&mut o, self.gaps.iter().map(String::as_str));
+        o.extend_from_slice(b",\"gaps_known\":");
+        o.extend_from_slice(if self.gap_note.starts_with("The store keeps no") {
+            b"false"
+        } else {
+            b"true"
+        });
+        o.extend_from_slice(b",\"labels\":{");
+        for (i, (l, n)) in self.labels.iter().enumerate() {
+            if i > 0 {
+                o.push(b',');
+            }
+            s(&mut o, l);
+            o.extend_from_slice(format!(":{n}").as_bytes());
+        }
+        o.extend_from_slice(b"},\"month\":");
+        s(&mut o, &self.month);
+        o.extend_from_slice(
+            format!(
+                ",\"servers\":{{\"changed\":{},\"new\":{},\"tracked\":{}}},\"tools\":{{\"added\":{},\"changed\":{},\"removed\":{},\"schema_only\":{}}},\"version\":1}}",
+                self.servers_changed, self.servers_new, self.servers_tracked,
+                self.tools.added, self.tools.changed, self.tools.removed, self.tools.schema_only
+            )
+            .as_bytes(),
+        );
+        String::from_utf8(o).expect("UTF-8 JSON")
+    }
+}
+
+/// The report of `month` (`YYYY-MM`) from the store at `db` and the log published at `log`.
+pub fn month_report(
+    db: &std::path::Path,
+    log: &std::path::Path,
+    vkey: Option<&str>,
+    month: &str,
+    now: std::time::SystemTime,
+) -> Result<Report, ModelError> {
+    let b = month.as_bytes();
+    let shaped = b.len() == 7
+        && b[4] == b'-'
+        && pinlog_log::entry::Timestamp::parse(&format!("{month}-01T00:00:00Z")).is_some();
+    if !shaped {
+        return Err(ModelError::Log(format!(
+            "{month:?} is not a month written YYYY-MM"
+        )));
+    }
+    let model = Model::load(db, log, vkey)?;
+    let store = Store::open(db)?;
+    let today = humantime::format_rfc3339_seconds(now).to_string();
+    report(&model, &store, month, &today[..10])
+}

@@ -1,0 +1,223 @@
+//! A crawl test's world: loopback registries serving real and scripted packages, a directory
+//! with the store, seeds and opt-out list, and ways to read what the crawl recorded.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{installed, text};
+
+/// The fake registries, stopped when dropped.
+pub struct Registries {
+    child: std::process::Child,
+    pub base: String,
+}
+
+impl Drop for Registries {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One crawl test's directory: packages to serve, the store, seeds, opt-out list.
+pub struct Site {
+    dir: tempfile::TempDir,
+}
+
+impl Site {
+    pub fn new() -> Site {
+        let s = Site {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(s.path("packages")).unwrap();
+        std::fs::write(s.path("seeds.txt"), "").unwrap();
+        std::fs::write(s.path("OPTOUT.txt"), "").unwrap();
+        s
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.path("log.db")
+    }
+
+    /// Adds a scripted package `name@version` behaving as `fixture` says.
+    pub fn package(&self, name: &str, version: &str, fixture: serde_json::Value) {
+        let dir = self.path(&format!("packages/{name}-{version}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pkg = serde_json::json!({
+            "name": name,
+            "version": version,
+            "bin": {name: "server.js"},
+            "pinlogFixture": fixture,
+        });
+        std::fs::write(dir.join("package.json"), pkg.to_string()).unwrap();
+        std::fs::copy(
+            installed("tests/fixtures/fixture_server.js"),
+            dir.join("server.js"),
+        )
+        .unwrap();
+    }
+
+    pub fn seeds(&self, lines: &[&str]) {
+        std::fs::write(self.path("seeds.txt"), lines.join("\n") + "\n").unwrap();
+    }
+
+    /// Starts the registries: npm (the reference servers' lockfile plus the scripted packages),
+    /// PyPI (the wheels), and optionally the MCP registry and npm search.
+    pub fn registries(
+        &self,
+        mcp: Option<serde_json::Value>,
+        search: Option<serde_json::Value>,
+    ) -> Registries {
+        let port_file = self.path("port");
+        let _ = std::fs::remove_file(&port_file);
+        let mut cmd = Command::new("python3");
+        cmd.arg(installed("tests/fixtures/fake_registries.py"))
+            .arg("--port-file")
+            .arg(&port_file)
+            .args(["--npm-lock", &installed(".ci/npm/package-lock.json")])
+            .arg("--npm-packages")
+            .arg(self.path("packages"))
+            .args(["--wheels", &installed(".ci/wheels")])
+            .arg("--log")
+            .arg(self.path("requests.jsonl"))
+            .arg("--quiet");
+        for (flag, doc, file) in [
+            ("--mcp-registry", mcp, "mcp.json"),
+            ("--npm-search", search, "search.json"),
+        ] {
+            if let Some(doc) = doc {
+                std::fs::write(self.path(file), doc.to_string()).unwrap();
+                cmd.arg(flag).arg(self.path(file));
+            }
+        }
+        let child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut r = Registries {
+            child,
+            base: String::new(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(p) = std::fs::read_to_string(&port_file) {
+                if !p.trim().is_empty() {
+                    r.base = format!("http://127.0.0.1:{}", p.trim());
+                    return r;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the fake registries did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn crawl_command(&self, reg: &Registries, extra: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pinlog"));
+        cmd.arg("crawl")
+            .arg("--db")
+            .arg(self.db())
+            .arg("--seeds")
+            .arg(self.path("seeds.txt"))
+            .arg("--optout")
+            .arg(self.path("OPTOUT.txt"))
+            .arg("--work")
+            .arg(self.path("work"))
+            .args(["--npm-registry", &reg.base])
+            .args(["--pypi-index", &format!("{}/simple/", reg.base)])
+            .args(extra)
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("PIP_FIND_LINKS")
+            // The test's own throwaway key may be made here.
+            .env_remove("CI");
+        // Defaults a test may override.
+        for (flag, value) in [
+            ("--registry-url", reg.base.as_str()),
+            ("--timeout-ms", "4000"),
+        ] {
+            if !extra.contains(&flag) {
+                cmd.args([flag, value]);
+            }
+        }
+        cmd
+    }
+
+    pub fn crawl(&self, reg: &Registries, extra: &[&str]) -> Output {
+        self.crawl_command(reg, extra).output().unwrap()
+    }
+
+    pub fn sql<T: rusqlite::types::FromSql>(&self, query: &str) -> Vec<T> {
+        let c = rusqlite::Connection::open(self.db()).unwrap();
+        let mut s = c.prepare(query).unwrap();
+        let rows = s.query_map([], |r| r.get(0)).unwrap();
+        rows.map(Result::unwrap).collect()
+    }
+
+    /// Entries as JSON, in index order.
+    pub fn entries(&self) -> Vec<serde_json::Value> {
+        self.sql::<Vec<u8>>("SELECT body FROM entries ORDER BY idx")
+            .iter()
+            .map(|b| serde_json::from_slice(b).unwrap())
+            .collect()
+    }
+
+    /// (server, outcome) of every look, in order.
+    pub fn looks(&self) -> Vec<(String, String)> {
+        self.sql::<String>("SELECT server || ' ' || outcome FROM crawl_looks ORDER BY rowid")
+            .into_iter()
+            .map(|s| {
+                let (a, b) = s.rsplit_once(' ').unwrap();
+                (a.to_string(), b.to_string())
+            })
+            .collect()
+    }
+
+    pub fn outcome(&self, server: &str) -> String {
+        let all: Vec<_> = self
+            .looks()
+            .into_iter()
+            .filter(|(s, _)| s == server)
+            .collect();
+        all.last()
+            .unwrap_or_else(|| panic!("no look at {server}"))
+            .1
+            .clone()
+    }
+
+    /// Pretends a day went by: every server's last look moves back two days.
+    pub fn a_day_later(&self) {
+        let c = rusqlite::Connection::open(self.db()).unwrap();
+        c.execute("UPDATE servers SET last_probe = '2000-01-01T00:00:00Z'", [])
+            .unwrap();
+    }
+
+    pub fn blob_text(&self, entry: &serde_json::Value) -> String {
+        let digest = entry["blob"].as_str().unwrap();
+        let c = rusqlite::Connection::open(self.db()).unwrap();
+        let b: Vec<u8> = c
+            .query_row("SELECT body FROM blobs WHERE digest = ?1", [digest], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        String::from_utf8(b).unwrap()
+    }
+}
+
+pub fn ok(o: &Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    text(&o.stdout)
+}
