@@ -539,3 +539,114 @@ fn a_site_built_from_a_real_crawl_works_in_headless_chromium() {
         assert_eq!(p["console_errors"], serde_json::json!([]), "{p}");
     }
 }
+
+#[test]
+fn badges_state_each_rule_at_a_fixed_now() {
+    let tools = |d: &str| format!(r#"[{{"name":"t","description":"{d}"}}]"#);
+    let (one, two) = (tools("one"), tools("two"));
+    let log = log_of(&[
+        Version {
+            server: "npm:gap",
+            at: "2026-09-01T08:00:00Z",
+            tools: &one,
+            instructions: None,
+        },
+        Version {
+            server: "npm:quiet",
+            at: "2026-09-01T09:00:00Z",
+            tools: &one,
+            instructions: None,
+        },
+        Version {
+            server: "npm:stale",
+            at: "2026-09-01T10:00:00Z",
+            tools: &one,
+            instructions: None,
+        },
+        Version {
+            server: "npm:weekly",
+            at: "2026-09-06T08:00:00Z",
+            tools: &one,
+            instructions: None,
+        },
+        Version {
+            server: "npm:weekly",
+            at: "2026-09-07T08:00:00Z",
+            tools: &two,
+            instructions: None,
+        },
+        Version {
+            server: "npm:gap",
+            at: "2026-09-08T08:00:00Z",
+            tools: &two,
+            instructions: None,
+        },
+        Version {
+            server: "npm:new",
+            at: "2026-09-09T00:00:00Z",
+            tools: &one,
+            instructions: None,
+        },
+        Version {
+            server: "npm:today",
+            at: "2026-09-09T08:00:00Z",
+            tools: &one,
+            instructions: None,
+        },
+        Version {
+            server: "npm:today",
+            at: "2026-09-10T08:00:00Z",
+            tools: &two,
+            instructions: None,
+        },
+    ]);
+    // Good looks since, as the crawler records them.
+    let db = rusqlite::Connection::open(log.path("log.db")).unwrap();
+    for (server, last_ok) in [
+        ("npm:weekly", "2026-09-10T06:00:00Z"),
+        ("npm:quiet", "2026-12-01T09:00:00Z"),
+        ("npm:gap", "2026-09-10T06:00:00Z"),
+    ] {
+        db.execute(
+            "UPDATE servers SET last_ok = ?2 WHERE server = ?1",
+            [server, last_ok],
+        )
+        .unwrap();
+    }
+    // A server the crawler looked at and never read.
+    db.execute(
+        "INSERT INTO servers (server, first_seen, last_probe, last_error) VALUES ('npm:never', ?1, ?1, 'exited')",
+        ["2026-09-09T00:00:00Z"],
+    )
+    .unwrap();
+    drop(db);
+    for (now, server, want) in [
+        ("2026-09-10T12:00:00Z", "npm:never", "unknown"),
+        ("2026-09-10T12:00:00Z", "npm:weekly", "changed 3d ago"),
+        ("2026-09-10T12:00:00Z", "npm:gap", "changed since 1 Sep"),
+        ("2026-09-10T12:00:00Z", "npm:today", "changed today"),
+        ("2026-09-10T12:00:00Z", "npm:new", "tracking started"),
+        ("2026-09-10T12:00:00Z", "npm:stale", "last checked 1 Sep"),
+        ("2026-12-01T12:00:00Z", "npm:quiet", "unchanged 91d"),
+        ("2026-12-01T12:00:00Z", "npm:weekly", "last checked 10 Sep"),
+    ] {
+        ok(&log.build(now));
+        let svg = log.read(&format!("badge/{}.svg", slug(server)));
+        assert!(
+            svg.contains(&format!("aria-label=\"pinlog: {want}\"")),
+            "{server} at {now}: {svg}"
+        );
+        assert!(
+            svg.contains(&format!(">{want}</text>")),
+            "{server} at {now}"
+        );
+        let api: serde_json::Value = serde_json::from_str(&log.read("api/servers.json")).unwrap();
+        let row = api
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == server)
+            .unwrap();
+        assert_eq!(row["badge"], want);
+    }
+}
