@@ -785,3 +785,42 @@ fn an_install_that_hangs_is_killed_with_everything_it_started() {
         "{detail:?}"
     );
 }
+
+#[test]
+fn github_topic_search_finds_packages_only_with_a_token() {
+    let site = Site::new();
+    site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
+    let repos = serde_json::json!({"repos": [
+        {"full_name": "acme/ok", "package_json": {"name": "pinlog-fixture-ok", "version": "1.0.0"}},
+        {"full_name": "acme/private", "package_json": {"name": "pinlog-fixture-private", "private": true}},
+        {"full_name": "acme/no-package", "package_json": null},
+        {"full_name": "../escape", "package_json": {"name": "pinlog-fixture-escape"}}
+    ]});
+    std::fs::write(site.path("github.json"), repos.to_string()).unwrap();
+    let reg = site.registries(None, None);
+    // Without a token the source is skipped, and says so.
+    let out = ok(&site.crawl(&reg, &["--source", "github", "--github-api", &reg.base]));
+    assert!(
+        out.contains("source github: skipped") && out.contains("set GITHUB_TOKEN"),
+        "{out}"
+    );
+    let out = ok(&site
+        .crawl_command(&reg, &["--source", "github", "--github-api", &reg.base])
+        .env("GITHUB_TOKEN", "test-token")
+        .output()
+        .unwrap());
+    assert!(
+        out.contains("1 candidates") && out.contains("source github: 1 found"),
+        "{out}"
+    );
+    assert!(
+        out.contains("3 repositories name no public npm package"),
+        "{out}"
+    );
+    assert_eq!(site.entries()[0]["server"], "npm:pinlog-fixture-ok");
+    let requests = std::fs::read_to_string(site.path("requests.jsonl")).unwrap();
+    assert!(
+        !requests.contains("escape"),
+        "a repository name that climbs the API's path is never asked for"
+    );
+}
