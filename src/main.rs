@@ -132,7 +132,7 @@ struct SiteArgs {
     #[arg(long, value_name = "DIR", default_value = "public")]
     out: PathBuf,
     /// Where the site is served, for the links in feeds and badge snippets
-    #[arg(long, value_name = "URL", default_value = "https://pinlog.local")]
+    #[arg(long, value_name = "URL", default_value = "https://pinlog.local", value_parser = parse_base_url)]
     base_url: String,
 }
 
@@ -432,6 +432,21 @@ fn one_dash_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ff
 /// A revision to ask for, or none for auto.
 #[derive(Clone, Copy)]
 struct Protocol(Option<pinlog_mcp::revision::Revision>);
+
+/// An absolute http(s) URL: feeds need absolute ids and links.
+fn parse_base_url(s: &str) -> Result<String, String> {
+    let rest = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"));
+    match rest {
+        Some(r)
+            if !r.is_empty() && !r.starts_with('/') && s.bytes().all(|b| b.is_ascii_graphic()) =>
+        {
+            Ok(s.to_string())
+        }
+        _ => Err("the base URL must be absolute, http:// or https://, without spaces".into()),
+    }
+}
 
 fn parse_protocol(s: &str) -> Result<Protocol, String> {
     match s {

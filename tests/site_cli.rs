@@ -403,6 +403,29 @@ fn a_rebuild_renders_only_what_changed() {
     assert!(log
         .read(&format!("servers/{}.html", slug("npm:two")))
         .contains("Entry 2"));
+
+    // The published copy is what the site shows: a tile of it changed by hand is put back.
+    let mut tile = log.path("site/log/tile/0");
+    while tile.is_dir() {
+        tile = std::fs::read_dir(&tile)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+    }
+    let mut bytes = std::fs::read(&tile).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&tile, &bytes).unwrap();
+    ok(&log.build("2026-11-03T00:00:00Z"));
+    let rel = tile
+        .strip_prefix(log.path("site/log"))
+        .unwrap()
+        .to_path_buf();
+    assert_eq!(
+        std::fs::read(&tile).unwrap(),
+        std::fs::read(log.path("pub").join(rel)).unwrap()
+    );
 }
 
 #[test]
@@ -459,9 +482,17 @@ fn a_site_is_not_built_from_a_store_that_did_not_publish_the_log() {
 #[test]
 fn a_site_built_from_a_real_crawl_works_in_headless_chromium() {
     let site = Site::new();
+    // Beside the reference servers, one whose description is markup: the page must show it as
+    // text, run nothing, and break no policy.
+    site.package(
+        "pinlog-fixture-hostile",
+        "1.0.0",
+        serde_json::json!({"description": "<script>alert(1)</script><img src=x onerror=alert(2)> \u{202e}evil"}),
+    );
     site.seeds(&[
         "npm:@modelcontextprotocol/server-everything",
         "pypi:mcp-server-time",
+        "npm:pinlog-fixture-hostile",
     ]);
     let reg = site.registries(None, None);
     let pub_dir = site.path("pub");
@@ -490,18 +521,24 @@ fn a_site_built_from_a_real_crawl_works_in_headless_chromium() {
         .output()
         .unwrap();
     assert!(
-        ok(&o).contains("2 servers (2 rendered), 2 entries"),
+        ok(&o).contains("3 servers (3 rendered), 3 entries"),
         "{}",
         text(&o.stdout)
     );
     let everything = slug("npm:@modelcontextprotocol/server-everything");
     let page = format!("/servers/{everything}.html");
+    let hostile = format!("/servers/{}.html", slug("npm:pinlog-fixture-hostile"));
+    let hostile_text = format!(
+        "{hostile}::pre.text::<script>alert(1)</script><img src=x onerror=alert(2)> <U+202E>evil"
+    );
     let shots =
         std::env::var_os("PINLOG_SITE_SHOTS").map_or_else(|| site.path("shots"), PathBuf::from);
     let check = Command::new("node")
         .arg(installed("tests/fixtures/site_check.mjs"))
         .arg("--dir")
         .arg(&web)
+        .args(["--page", &hostile, "--page", "/reports/index.html"])
+        .args(["--expect", &hostile_text])
         .args([
             "--page",
             "/index.html",
@@ -649,4 +686,88 @@ fn badges_state_each_rule_at_a_fixed_now() {
             .unwrap();
         assert_eq!(row["badge"], want);
     }
+}
+
+#[test]
+fn the_site_shows_only_what_the_published_log_backs() {
+    let log = log_of(&[Version {
+        server: "npm:two",
+        at: "2026-11-01T00:00:00Z",
+        tools: r#"[{"name":"b"}]"#,
+        instructions: None,
+    }]);
+    // A change appended but not published: its look must not count as a good look at the
+    // published surface.
+    let mut store = Store::open(&log.path("log.db")).unwrap();
+    append(
+        &mut store,
+        &Version {
+            server: "npm:two",
+            at: "2026-11-03T00:00:00Z",
+            tools: r#"[{"name":"b","description":"new"}]"#,
+            instructions: None,
+        },
+    );
+    drop(store);
+    ok(&log.build("2026-11-06T00:00:00Z"));
+    assert!(log
+        .read(&format!("badge/{}.svg", slug("npm:two")))
+        .contains("pinlog: last checked 1 Nov"));
+
+    // An entry whose bytes were changed in the store is refused, not shown.
+    let db = rusqlite::Connection::open(log.path("log.db")).unwrap();
+    db.execute("UPDATE entries SET body = CAST(replace(CAST(body AS TEXT), '2026-11-01', '2026-10-01') AS BLOB) WHERE idx = 0", []).unwrap();
+    drop(db);
+    let o = log.build("2026-11-06T00:00:00Z");
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        text(&o.stderr).contains("do not hash to the leaf"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn reports_state_the_days_no_crawl_finished_from_the_first_run_on() {
+    let log = log_of(&[Version {
+        server: "npm:one",
+        at: "2026-11-01T00:00:00Z",
+        tools: "[]",
+        instructions: None,
+    }]);
+    let db = rusqlite::Connection::open(log.path("log.db")).unwrap();
+    db.execute_batch(
+        "CREATE TABLE crawl_runs (id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT, summary TEXT);
+         INSERT INTO crawl_runs (started, finished) VALUES
+           ('2026-11-03T23:50:00Z', '2026-11-04T00:10:00Z'),
+           ('2026-11-05T01:00:00Z', '2026-11-05T01:10:00Z'),
+           ('2026-11-07T01:00:00Z', NULL),
+           ('2026-11-08T01:00:00Z', '2026-11-08T01:10:00Z');",
+    )
+    .unwrap();
+    drop(db);
+    ok(&log.build("2026-11-09T12:00:00Z"));
+    let r: serde_json::Value = serde_json::from_str(&log.read("reports/2026-11.json")).unwrap();
+    // From the first finished run (the 4th) to the day built; a run that never finished counts not.
+    assert_eq!(
+        r["gaps"],
+        serde_json::json!(["2026-11-06", "2026-11-07", "2026-11-09"])
+    );
+    assert_eq!(r["gaps_known"], true);
+    let feed = log.read("feed.xml");
+    assert!(
+        feed.contains("<author><name>log.example/pinlog</name></author>"),
+        "Atom requires an author"
+    );
+    let o = log.pinlog(&[
+        "site",
+        "build",
+        "--db",
+        &log.db(),
+        "--log",
+        log.path("pub").to_str().unwrap(),
+        "--base-url",
+        "/relative",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
 }

@@ -43,12 +43,12 @@ impl Badge {
             .and_then(secs)
             .unwrap_or(last_change)
             .max(last_change);
-        if now.saturating_sub(last_ok) > 3 * DAY {
-            return Badge::LastChecked(day_month(last_ok));
+        if days(now).saturating_sub(days(last_ok)) > 3 {
+            return Badge::LastChecked(date_from(last_ok, now));
         }
         if changes.len() == 1 {
             let started = secs(first).unwrap_or(last_change);
-            if now.saturating_sub(started) < 7 * DAY {
+            if days(now).saturating_sub(days(started)) < 7 {
                 return Badge::TrackingStarted;
             }
             return Badge::Unchanged(days(last_ok) - days(started));
@@ -57,7 +57,7 @@ impl Badge {
         if age_days <= 7 {
             let before = live.look_before_change.as_deref().and_then(secs);
             if let Some(before) = before.filter(|b| last_change.saturating_sub(*b) > 2 * DAY) {
-                return Badge::ChangedSince(day_month(before));
+                return Badge::ChangedSince(date_from(before, now));
             }
             return match age_days {
                 0 => Badge::ChangedToday,
@@ -113,6 +113,20 @@ fn secs(t: &str) -> Option<u64> {
 
 fn days(secs: u64) -> u64 {
     secs / DAY
+}
+
+/// `4 Sep`, or `4 Sep 2025` when the year is not `now`'s.
+fn date_from(secs: u64, now: u64) -> String {
+    let year = |t: u64| {
+        humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(t)).to_string()[..4]
+            .to_string()
+    };
+    let (y, this) = (year(secs), year(now));
+    if y == this {
+        day_month(secs)
+    } else {
+        format!("{} {y}", day_month(secs))
+    }
 }
 
 /// `4 Sep`: the UTC day and the month's short English name.
@@ -223,6 +237,21 @@ mod tests {
                 &two("2026-08-01T00:00:00Z")
             ),
             "unchanged 37d"
+        );
+    }
+
+    #[test]
+    fn calendar_days_and_years() {
+        let now = at(NOW);
+        let two = ["2025-08-01T00:00:00Z", "2025-08-02T00:00:00Z"];
+        // Three calendar days back, late in the day, is not more than 3 days.
+        let l = live("2026-09-07T01:00:00Z", None);
+        assert_eq!(Badge::of(&l, &two, now).to_string(), "unchanged 401d");
+        // A year back, the year is said.
+        let l = live("2025-09-04T01:00:00Z", None);
+        assert_eq!(
+            Badge::of(&l, &two, now).to_string(),
+            "last checked 4 Sep 2025"
         );
     }
 

@@ -25,6 +25,19 @@ use crate::report::{self, Report};
 const SCRIPT: &str = include_str!("../assets/filter.js");
 const CSS: &str = include_str!("../assets/site.css");
 const STATE: &str = ".pinlog-site-state";
+/// The state's entry naming the log (origin and key) the directory holds.
+const SITE_KEY: &str = "#site";
+
+/// What the pages are made with: a change to a template re-renders every page.
+fn templates_digest() -> String {
+    let all = [
+        include_str!("../templates/base.html"),
+        include_str!("../templates/server.html"),
+        include_str!("../templates/badge.svg"),
+        include_str!("../templates/feed.xml"),
+    ];
+    Digest::of(all.concat().as_bytes()).to_string()
+}
 
 pub struct Options {
     pub db: PathBuf,
@@ -123,8 +136,18 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
     let size = model.checkpoint.size;
     let base = o.base_url.trim_end_matches('/').to_string();
 
-    let old_state = read_state(&o.out.join(STATE));
+    // Pages, receipts and log files of another log (or another key) in this directory are
+    // removed, never kept beside this one's.
+    let site_key = Digest::of(format!("{}|{:?}", model.origin, model.vkey).as_bytes()).to_string();
+    let mut old_state = read_state(&o.out.join(STATE));
+    if old_state.get(SITE_KEY).is_some_and(|k| *k != site_key) {
+        for dir in ["proofs", "log", "servers", "badge", "feed", "reports"] {
+            let _ = std::fs::remove_dir_all(o.out.join(dir));
+        }
+        old_state.clear();
+    }
     let mut state: BTreeMap<String, String> = BTreeMap::new();
+    state.insert(SITE_KEY.to_string(), site_key);
     let mut rows = Vec::new();
     let mut api = Vec::new();
     let mut rendered = 0;
@@ -142,10 +165,11 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
             let blob = model.blob(&store, r).ok().flatten();
             blob.as_ref().map_or(0, |b| items(b, "tools").len())
         });
-        let key = server_key(s, &model, &badge_text, &base);
-        if old_state.get(&s.slug) != Some(&key)
-            || !o.out.join(format!("servers/{}.html", s.slug)).exists()
-        {
+        let key = server_key(s, &model, &badge_text, &base, tools);
+        let present = ["servers/{}.html", "badge/{}.svg", "feed/{}.xml"]
+            .iter()
+            .all(|f| o.out.join(f.replace("{}", &s.slug)).exists());
+        if old_state.get(&s.slug) != Some(&key) || !present {
             render_server(
                 &mut out, &model, &store, s, &badge, &csp, &built, &origin, &base,
             )?;
@@ -204,8 +228,8 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
     // The log: its page, and its files.
     let vkey = model.vkey.as_deref().map(|v| render::safe(v).into_owned());
     let command = format!(
-        "pinlog verify-log log/ --vkey '{}'",
-        vkey.as_deref().unwrap_or("<the log's vkey>")
+        "pinlog verify-log log/ --vkey {}",
+        vkey.as_deref().map_or("VKEY".to_string(), shell_quote)
     );
     let log_page = LogPage {
         root: "../",
@@ -219,7 +243,7 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
         vkey,
         command,
     };
-    copy_log(&o.log, &o.out.join("log"), &mut out)?;
+    copy_log(&o.log, &model.checkpoint_note, &mut out)?;
     out.put(
         "log/index.html",
         log_page.render().map_err(render_err)?.as_bytes(),
@@ -260,6 +284,7 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
         .last()
         .map_or(now_text.clone(), |r| r.entry.observed_at.to_string());
     let feed = Feed {
+        author: origin.clone(),
         title: format!("pinlog: {origin}"),
         id: format!("{base}/feed.xml"),
         updated,
@@ -270,8 +295,8 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
     out.put("feed.xml", feed.render().map_err(render_err)?.as_bytes())?;
 
     // Monthly reports.
-    let months = report::months(&model);
     let today = &now_text[..10];
+    let months = report::months(&model, today);
     for m in &months {
         let r: Report = report::report(&model, &store, m, today)?;
         out.put(&format!("reports/{m}.json"), r.to_json().as_bytes())?;
@@ -322,12 +347,14 @@ fn slug_of(model: &Model, id: &pinlog_core::ServerId) -> String {
 
 /// What a server's pages are made from: when it is the same as at the last build, they are not
 /// rendered again.
-fn server_key(s: &Server, model: &Model, badge: &str, base: &str) -> String {
+fn server_key(s: &Server, model: &Model, badge: &str, base: &str, tools: Option<usize>) -> String {
     let l = &s.live;
     let last = s.records.last().map(|&i| model.records[i].index);
     Digest::of(
         format!(
-            "{last:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{badge}|{base}",
+            "{}|{}|{last:?}|{tools:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{badge}|{base}",
+            env!("CARGO_PKG_VERSION"),
+            templates_digest(),
             s.records.len(),
             l.first_seen,
             l.last_probe,
@@ -346,6 +373,11 @@ fn items<'v, 'a>(surface: &'v Value<'a>, key: &str) -> &'v [Value<'a>] {
         .and_then(|o| o.get(key))
         .and_then(Value::as_array)
         .unwrap_or(&[])
+}
+
+/// `s` as one shell word: in single quotes, each `'` written `'\''`.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// Served text as a page shows it: line breaks kept (it is shown preformatted), every other
@@ -440,7 +472,12 @@ fn render_server(
             ),
             // Only the last change has its window kept in the store.
             window: (k + 1 == s.records.len() && k > 0)
-                .then(|| s.live.look_before_change.clone())
+                .then(|| {
+                    s.live
+                        .look_before_change
+                        .as_deref()
+                        .map(|t| render::safe(t).into_owned())
+                })
                 .flatten(),
             changes,
             more,
@@ -450,7 +487,8 @@ fn render_server(
     let page = ServerPage {
         root: "../",
         csp,
-        built,
+        // Nothing that changes with every build: a server page changes only with its data.
+        built: "",
         checkpoint_size: model.checkpoint.size,
         origin,
         snippet: format!(
@@ -463,9 +501,21 @@ fn render_server(
         slug: &s.slug,
         badge: badge_text.clone(),
         badge_width: svg.width,
-        first_seen: s.live.first_seen.clone().unwrap_or_else(|| "—".into()),
-        last_probe: s.live.last_probe.clone().unwrap_or_else(|| "—".into()),
-        last_ok: s.live.last_ok.clone().unwrap_or_else(|| "—".into()),
+        first_seen: s
+            .live
+            .first_seen
+            .as_deref()
+            .map_or_else(|| "—".into(), |t| render::safe(t).into_owned()),
+        last_probe: s
+            .live
+            .last_probe
+            .as_deref()
+            .map_or_else(|| "—".into(), |t| render::safe(t).into_owned()),
+        last_ok: s
+            .live
+            .last_ok
+            .as_deref()
+            .map_or_else(|| "—".into(), |t| render::safe(t).into_owned()),
         last_error: s
             .live
             .last_error
@@ -490,6 +540,7 @@ fn render_server(
         .first()
         .map_or_else(|| built.to_string(), |e| e.updated.clone());
     let feed = Feed {
+        author: origin.to_string(),
         title: format!("pinlog: {}", render::safe(s.id.as_str())),
         id: format!("{base}/feed/{}.xml", s.slug),
         updated,
@@ -524,45 +575,36 @@ fn feed_entry(model: &Model, r: &crate::model::Record, base: &str, slug: &str) -
     }
 }
 
-/// Copies the published log's files into the site, skipping those already there with the same
-/// size (tiles and bundles never change once whole); the checkpoint is always copied.
-fn copy_log(from: &Path, to: &Path, out: &mut Out) -> Result<(), SiteError> {
-    let mut stack = vec![from.to_path_buf()];
+/// Copies the published log's own files (`tile/…`, `blobs/sha256/…`) into the site where their
+/// bytes differ, then writes the checkpoint the build verified, last. Nothing else in the
+/// directory (temporary files, dotfiles) is copied.
+fn copy_log(from: &Path, checkpoint: &str, out: &mut Out) -> Result<(), SiteError> {
+    let mut stack = vec![from.join("tile"), from.join("blobs").join("sha256")];
     while let Some(dir) = stack.pop() {
-        let read = std::fs::read_dir(&dir)
-            .map_err(|e| SiteError::Io(format!("cannot read {}: {e}", dir.display())))?;
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for e in read.flatten() {
             let path = e.path();
             let rel = path.strip_prefix(from).expect("below the log directory");
+            let name = e.file_name();
+            if name.to_string_lossy().starts_with('.') {
+                continue;
+            }
             let ty = e
                 .file_type()
                 .map_err(|err| SiteError::Io(err.to_string()))?;
             if ty.is_dir() {
                 stack.push(path);
             } else if ty.is_file() {
-                let dest = to.join(rel);
-                let same = dest
-                    .metadata()
-                    .ok()
-                    .zip(e.metadata().ok())
-                    .is_some_and(|(a, b)| a.len() == b.len());
-                if same && rel != Path::new(pinlog_log::publish::CHECKPOINT) {
-                    continue;
-                }
                 let bytes = std::fs::read(&path).map_err(|err| {
                     SiteError::Io(format!("cannot read {}: {err}", path.display()))
                 })?;
-                if std::fs::read(&dest).is_ok_and(|old| old == bytes) {
-                    continue;
-                }
-                write_atomic_unsynced(&dest, &bytes).map_err(|err| {
-                    SiteError::Io(format!("cannot write {}: {err}", dest.display()))
-                })?;
-                out.written += 1;
+                out.put(&format!("log/{}", rel.display()), &bytes)?;
             }
         }
     }
-    Ok(())
+    out.put("log/checkpoint", checkpoint.as_bytes())
 }
 
 type ApiRow = (

@@ -93,8 +93,11 @@ pub fn tool_counts(old: Option<&Value<'_>>, new: &Value<'_>) -> ToolCounts {
             Some(b) if !diff::equal(b, t) => {
                 c.changed += 1;
                 let members = diff(b, t);
-                let schema =
-                    |p: &str| p.starts_with("/inputSchema") || p.starts_with("/outputSchema");
+                let schema = |p: &str| {
+                    ["/inputSchema", "/outputSchema"]
+                        .iter()
+                        .any(|m| p == *m || p.strip_prefix(m).is_some_and(|r| r.starts_with('/')))
+                };
                 if members.iter().all(|m| schema(&m.pointer.to_string())) {
                     c.schema_only += 1;
                 }

@@ -9,6 +9,7 @@ use pinlog_core::json::{self, Limits, Value};
 use pinlog_core::ServerId;
 use pinlog_log::checkpoint::Checkpoint;
 use pinlog_log::entry::Entry;
+use pinlog_log::hash::Hash;
 use pinlog_log::note::{Note, VerifierKey};
 use pinlog_log::publish::CHECKPOINT;
 use pinlog_log::store::{Liveness, Store, StoreError};
@@ -42,7 +43,7 @@ pub struct Model {
     pub records: Vec<Record>,
     pub servers: Vec<Server>,
     pub tree: Tree,
-    /// The crawler's finished runs (start times), where the store has them.
+    /// When the crawler's runs finished, oldest first, where the store has them.
     pub runs: Vec<String>,
 }
 
@@ -106,13 +107,26 @@ impl Model {
         }
         let mut records = Vec::new();
         let mut leaves = Vec::new();
+        // The first entry of each server that the checkpoint does not cover yet.
+        let mut unpublished: BTreeMap<ServerId, String> = BTreeMap::new();
         store.for_each_entry::<ModelError>(0, true, |e| {
-            if e.index >= checkpoint.size {
-                return Ok(());
-            }
             let entry = Entry::read(&e.body)
                 .map_err(|err| ModelError::Log(format!("entry {}: {err}", e.index)))?;
-            leaves.push(e.leaf);
+            if e.index >= checkpoint.size {
+                unpublished
+                    .entry(entry.server.clone())
+                    .or_insert_with(|| entry.observed_at.to_string());
+                return Ok(());
+            }
+            // The tree is made from the bytes shown, not from the store's word for their hash.
+            let leaf = Hash::leaf(&e.body);
+            if leaf != e.leaf {
+                return Err(ModelError::Log(format!(
+                    "entry {}: its bytes do not hash to the leaf the store records",
+                    e.index
+                )));
+            }
+            leaves.push(leaf);
             records.push(Record {
                 index: e.index,
                 entry,
@@ -142,13 +156,19 @@ impl Model {
             by_server.entry(r.entry.server.clone()).or_default().push(i);
         }
         let mut servers = Vec::new();
-        for (id, live) in store.all_liveness()? {
-            let records = by_server.remove(&id).unwrap_or_default();
+        for (id, mut live) in store.all_liveness()? {
+            let mine = by_server.remove(&id).unwrap_or_default();
+            if unpublished.contains_key(&id) {
+                let last = mine
+                    .last()
+                    .map(|&i| records[i].entry.observed_at.to_string());
+                published_liveness(&mut live, last);
+            }
             servers.push(Server {
                 slug: slug(&id),
                 id,
                 live,
-                records,
+                records: mine,
             });
         }
         // An entry whose server has no liveness row (a log appended by hand) still has a page.
@@ -174,29 +194,48 @@ impl Model {
         })
     }
 
-    /// The surface blob of a record, parsed.
+    /// The surface blob of a record, parsed; a blob whose bytes do not hash to the entry's
+    /// `blob` is refused, never shown.
     pub fn blob(
         &self,
         store: &Store,
         record: &Record,
     ) -> Result<Option<Value<'static>>, ModelError> {
-        Ok(store.blob(&record.entry.blob)?.and_then(|b| {
-            json::parse(&b, Limits::default())
-                .ok()
-                .map(Value::into_owned)
-        }))
+        let Some(bytes) = store.blob(&record.entry.blob)? else {
+            return Ok(None);
+        };
+        if pinlog_core::Digest::of(&bytes) != record.entry.blob {
+            return Err(ModelError::Log(format!(
+                "the store's blob {} does not hash to that digest",
+                record.entry.blob
+            )));
+        }
+        Ok(json::parse(&bytes, Limits::default())
+            .ok()
+            .map(Value::into_owned))
     }
 }
 
-/// The start times of the crawler's finished runs, if the store holds its table.
+/// The liveness of a server with entries the checkpoint does not cover yet, as far as the
+/// published log backs it: a good look later than its last published entry may have seen the
+/// unpublished surface, so the last good look shown is that entry's own time, and the window of a
+/// change not yet published is not shown.
+fn published_liveness(live: &mut Liveness, last_published: Option<String>) {
+    live.last_ok = last_published.clone();
+    live.last_change = last_published;
+    live.look_before_change = None;
+    live.last_index = None;
+}
+
+/// When the crawler's runs finished, if the store holds its table.
 fn crawl_runs(db: &Path) -> Vec<String> {
     let Ok(conn) =
         rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
     else {
         return Vec::new();
     };
-    let Ok(mut stmt) =
-        conn.prepare("SELECT started FROM crawl_runs WHERE finished IS NOT NULL ORDER BY started")
+    let Ok(mut stmt) = conn
+        .prepare("SELECT finished FROM crawl_runs WHERE finished IS NOT NULL ORDER BY finished")
     else {
         return Vec::new();
     };

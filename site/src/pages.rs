@@ -166,6 +166,8 @@ pub struct FeedEntry {
 #[template(path = "feed.xml")]
 pub struct Feed<'a> {
     pub title: String,
+    /// The log's origin: who publishes the feed.
+    pub author: String,
     pub id: String,
     pub updated: String,
     pub self_url: String,

@@ -23,17 +23,28 @@ pub struct Report {
     pub checkpoint_root: String,
 }
 
-/// The months (`YYYY-MM`) that have entries, oldest first.
-pub fn months(model: &Model) -> Vec<String> {
-    let mut m: Vec<String> = model
-        .records
-        .iter()
-        .map(|r| r.entry.observed_at.as_str()[..7].to_string())
-        .collect();
-    m.dedup();
-    m.sort();
-    m.dedup();
-    m
+/// The months (`YYYY-MM`) from the first entry's to `today`'s (`YYYY-MM-DD`): a month without a
+/// change has a report too (it says nothing changed).
+pub fn months(model: &Model, today: &str) -> Vec<String> {
+    let Some(first) = model.records.first() else {
+        return Vec::new();
+    };
+    let at = first.entry.observed_at.as_str();
+    let (mut y, mut m): (u32, u32) = (
+        at[..4].parse().unwrap_or(1970),
+        at[5..7].parse().unwrap_or(1),
+    );
+    let end = &today[..7];
+    let mut out = Vec::new();
+    loop {
+        let month = format!("{y:04}-{m:02}");
+        if month.as_str() > end || out.len() > 1200 {
+            break;
+        }
+        out.push(month);
+        (y, m) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
+    }
+    out
 }
 
 /// The report of `month` (`YYYY-MM`); `today` (`YYYY-MM-DD`) bounds the days checked for gaps.
@@ -81,21 +92,29 @@ pub fn report(
         r.servers_changed += u64::from(changed);
     }
     r.labels = labels.into_iter().collect();
-    if model.runs.is_empty() {
-        r.gap_note = "The store keeps no record of crawl runs, so gaps cannot be stated.".into();
-    } else {
-        for day in 1..=31 {
-            let date = format!("{month}-{day:02}");
-            if date.as_str() > today
-                || pinlog_log::entry::Timestamp::parse(&format!("{date}T00:00:00Z")).is_none()
-            {
-                continue;
-            }
-            if !model.runs.iter().any(|t| t.starts_with(&date)) {
-                r.gaps.push(date);
-            }
+    match model.runs.first() {
+        None => {
+            r.gap_note =
+                "The store keeps no record of crawl runs, so gaps cannot be stated.".into();
         }
-        r.gap_note = "A crawl run finished on every day of the month.".into();
+        Some(first_run) => {
+            // Days from the first run the store knows of, to the day built.
+            let from = &first_run[..first_run.len().min(10)];
+            for day in 1..=31 {
+                let date = format!("{month}-{day:02}");
+                let real =
+                    pinlog_log::entry::Timestamp::parse(&format!("{date}T00:00:00Z")).is_some();
+                if !real || date.as_str() > today || date.as_str() < from {
+                    continue;
+                }
+                if !model.runs.iter().any(|t| t.starts_with(&date)) {
+                    r.gaps.push(date);
+                }
+            }
+            r.gap_note =
+                "A crawl run finished on every day of the month the crawler ran, to the day built."
+                    .into();
+        }
     }
     Ok(r)
 }
