@@ -198,12 +198,15 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
         ));
     }
 
-    let index = IndexPage {
+    let frame = Frame {
         root: "",
         csp: &csp,
         built: &built,
         checkpoint_size: size,
         origin: &origin,
+    };
+    let index = IndexPage {
+        frame: frame.at(""),
         rows: &rows,
         script: SCRIPT,
     };
@@ -214,11 +217,7 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
     out.put(
         "about.html",
         AboutPage {
-            root: "",
-            csp: &csp,
-            built: &built,
-            checkpoint_size: size,
-            origin: &origin,
+            frame: frame.at(""),
         }
         .render()
         .map_err(render_err)?
@@ -232,11 +231,7 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
         vkey.as_deref().map_or("VKEY".to_string(), shell_quote)
     );
     let log_page = LogPage {
-        root: "../",
-        csp: &csp,
-        built: &built,
-        checkpoint_size: size,
-        origin: &origin,
+        frame: frame.at("../"),
         note: safe_text(&model.checkpoint_note),
         size,
         root_hash: model.checkpoint.root.to_base64(),
@@ -301,11 +296,7 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
         let r: Report = report::report(&model, &store, m, today)?;
         out.put(&format!("reports/{m}.json"), r.to_json().as_bytes())?;
         let page = ReportPage {
-            root: "../",
-            csp: &csp,
-            built: &built,
-            checkpoint_size: size,
-            origin: &origin,
+            frame: frame.at("../"),
             month: m,
             r: &r,
         };
@@ -315,11 +306,7 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
         )?;
     }
     let reports = ReportsPage {
-        root: "../",
-        csp: &csp,
-        built: &built,
-        checkpoint_size: size,
-        origin: &origin,
+        frame: frame.at("../"),
         months: &months,
     };
     out.put(
@@ -485,12 +472,14 @@ fn render_server(
     }
     let name = render::safe(s.id.name()).into_owned();
     let page = ServerPage {
-        root: "../",
-        csp,
-        // Nothing that changes with every build: a server page changes only with its data.
-        built: "",
-        checkpoint_size: model.checkpoint.size,
-        origin,
+        frame: Frame {
+            root: "../",
+            csp,
+            // Nothing that changes with every build: a server page changes only with its data.
+            built: "",
+            checkpoint_size: model.checkpoint.size,
+            origin,
+        },
         snippet: format!(
             "[![pinlog: {badge_text}]({base}/badge/{0}.svg)]({base}/servers/{0}.html)",
             s.slug

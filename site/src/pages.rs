@@ -6,6 +6,25 @@ use askama::Template;
 use crate::changes::Shown;
 use crate::report::Report;
 
+/// What every HTML page carries in its frame (the base template).
+#[derive(Clone, Copy)]
+pub struct Frame<'a> {
+    /// `""` for pages at the top, `"../"` one level down.
+    pub root: &'static str,
+    pub csp: &'a str,
+    /// When the site was built; empty on pages that must not change with every build.
+    pub built: &'a str,
+    pub checkpoint_size: u64,
+    pub origin: &'a str,
+}
+
+impl<'a> Frame<'a> {
+    /// The same frame for a page `root` below the top.
+    pub fn at(self, root: &'static str) -> Frame<'a> {
+        Frame { root, ..self }
+    }
+}
+
 pub struct Row {
     pub slug: String,
     pub name: String,
@@ -20,11 +39,7 @@ pub struct Row {
 #[derive(Template)]
 #[template(path = "index.html")]
 pub struct IndexPage<'a> {
-    pub root: &'static str,
-    pub csp: &'a str,
-    pub built: &'a str,
-    pub checkpoint_size: u64,
-    pub origin: &'a str,
+    pub frame: Frame<'a>,
     pub rows: &'a [Row],
     pub script: &'a str,
 }
@@ -56,11 +71,7 @@ pub struct HistoryView {
 #[derive(Template)]
 #[template(path = "server.html")]
 pub struct ServerPage<'a> {
-    pub root: &'static str,
-    pub csp: &'a str,
-    pub built: &'a str,
-    pub checkpoint_size: u64,
-    pub origin: &'a str,
+    pub frame: Frame<'a>,
     pub name: String,
     pub id: String,
     pub kind: &'static str,
@@ -79,11 +90,7 @@ pub struct ServerPage<'a> {
 #[derive(Template)]
 #[template(path = "log.html")]
 pub struct LogPage<'a> {
-    pub root: &'static str,
-    pub csp: &'a str,
-    pub built: &'a str,
-    pub checkpoint_size: u64,
-    pub origin: &'a str,
+    pub frame: Frame<'a>,
     pub note: String,
     pub size: u64,
     pub root_hash: String,
@@ -94,21 +101,13 @@ pub struct LogPage<'a> {
 #[derive(Template)]
 #[template(path = "about.html")]
 pub struct AboutPage<'a> {
-    pub root: &'static str,
-    pub csp: &'a str,
-    pub built: &'a str,
-    pub checkpoint_size: u64,
-    pub origin: &'a str,
+    pub frame: Frame<'a>,
 }
 
 #[derive(Template)]
 #[template(path = "report.html")]
 pub struct ReportPage<'a> {
-    pub root: &'static str,
-    pub csp: &'a str,
-    pub built: &'a str,
-    pub checkpoint_size: u64,
-    pub origin: &'a str,
+    pub frame: Frame<'a>,
     pub month: &'a str,
     pub r: &'a Report,
 }
@@ -116,11 +115,7 @@ pub struct ReportPage<'a> {
 #[derive(Template)]
 #[template(path = "reports.html")]
 pub struct ReportsPage<'a> {
-    pub root: &'static str,
-    pub csp: &'a str,
-    pub built: &'a str,
-    pub checkpoint_size: u64,
-    pub origin: &'a str,
+    pub frame: Frame<'a>,
     pub months: &'a [String],
 }
 
