@@ -48,7 +48,11 @@ fn export_reads_every_server_into_one_manifest() {
         &[("SE_SCRIPT", &script)],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let bytes = std::fs::read(&out).unwrap();
+    // pinlog's own strict manifest reader takes what export wrote, and writes the same bytes.
+    let read = pinlog_core::manifest::Manifest::read(&bytes).unwrap();
+    assert_eq!(read.to_bytes(), bytes);
+    let m: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(m["schema_version"], 2);
     assert_eq!(m["complete"], true);
     assert!(m.get("scope").is_none());

@@ -97,6 +97,239 @@ impl Manifest<'_> {
     }
 }
 
+/// Why a manifest was refused: a stable rule name and what was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestError {
+    pub rule: &'static str,
+    pub detail: String,
+}
+
+impl std::fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.rule, self.detail)
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+fn refuse(rule: &'static str, detail: impl Into<String>) -> ManifestError {
+    ManifestError {
+        rule,
+        detail: detail.into(),
+    }
+}
+
+const TOP: [&str; 7] = [
+    "captured_at",
+    "captured_by",
+    "complete",
+    "protocol_version",
+    "schema_version",
+    "scope",
+    "servers",
+];
+const SERVER: [&str; 7] = [
+    "id",
+    "instructions",
+    "passes",
+    "prompts",
+    "protocol_version",
+    "reported_name",
+    "tools",
+];
+
+/// The members of `v`, an object holding only `known` names.
+fn object<'v, 'a>(
+    v: &'v Value<'a>,
+    what: &str,
+    known: &[&str],
+) -> Result<&'v json::Object<'a>, ManifestError> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| refuse("manifest-field", format!("{what} is not an object")))?;
+    if let Some((name, _)) = o.iter().find(|(n, _)| !known.contains(n)) {
+        return Err(refuse(
+            "manifest-field",
+            format!(
+                "{what} has the unknown member {}",
+                crate::render::quoted(name, 64)
+            ),
+        ));
+    }
+    Ok(o)
+}
+
+fn text<'v>(o: &'v json::Object<'_>, name: &str, what: &str) -> Result<&'v str, ManifestError> {
+    o.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| refuse("manifest-field", format!("{what}.{name} must be a string")))
+}
+
+fn optional_text(
+    o: &json::Object<'_>,
+    name: &str,
+    what: &str,
+) -> Result<Option<String>, ManifestError> {
+    match o.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.to_string())),
+        Some(_) => Err(refuse(
+            "manifest-field",
+            format!("{what}.{name} must be a string or null"),
+        )),
+    }
+}
+
+/// Items of a listing: objects with a string `name`, no two names equal after NFC.
+fn listing<'a>(
+    o: &json::Object<'a>,
+    name: &str,
+    what: &str,
+    required: bool,
+) -> Result<Vec<Value<'a>>, ManifestError> {
+    let items = match o.get(name) {
+        None if !required => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        _ => {
+            return Err(refuse(
+                "manifest-field",
+                format!("{what}.{name} must be an array"),
+            ))
+        }
+    };
+    let mut seen = std::collections::HashSet::new();
+    for (i, item) in items.iter().enumerate() {
+        let item_name = item
+            .as_object()
+            .and_then(|t| t.get("name"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                refuse(
+                    "manifest-field",
+                    format!("{what}.{name}[{i}] is not an object with a string name"),
+                )
+            })?;
+        if !seen.insert(nfc(item_name)) {
+            return Err(refuse(
+                "manifest-duplicate-name",
+                format!(
+                    "{what}.{name} names {} twice (equal after NFC)",
+                    crate::render::quoted(item_name, 64)
+                ),
+            ));
+        }
+    }
+    Ok(items.clone())
+}
+
+fn nfc(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    s.nfc().collect()
+}
+
+impl<'a> Manifest<'a> {
+    /// Reads a manifest strictly: the JSON by the strict reader, then schema 2's members, each
+    /// of the right type and no other. Version 1 is refused: it could not say whether the
+    /// capture was complete. Two servers, or two tools or prompts of one server, whose names are
+    /// equal after NFC are refused, and a `scope` must name exactly the servers present.
+    pub fn read(bytes: &'a [u8]) -> Result<Manifest<'a>, ManifestError> {
+        let v = json::parse(bytes, json::Limits::default())
+            .map_err(|e| refuse("manifest-json", e.to_string()))?;
+        let version = v.as_object().and_then(|o| o.get("schema_version"));
+        match version {
+            Some(Value::Number(n)) if n.literal() == "2" => {}
+            Some(Value::Number(n)) if n.literal() == "1" => {
+                return Err(refuse(
+                    "manifest-version",
+                    "schema_version 1 cannot say whether the capture was complete; capture the \
+                     surface again with `pinlog export`",
+                ))
+            }
+            _ => {
+                return Err(refuse(
+                    "manifest-version",
+                    "schema_version must be 2, the only manifest version this reader knows",
+                ))
+            }
+        }
+        let top = object(&v, "the manifest", &TOP)?;
+        let complete = match top.get("complete") {
+            Some(Value::Bool(b)) => *b,
+            _ => return Err(refuse("manifest-field", "complete must be true or false")),
+        };
+        let scope = match top.get("scope") {
+            None => None,
+            Some(Value::Array(items)) => Some(
+                items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_string))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| refuse("manifest-field", "scope must hold strings"))?,
+            ),
+            Some(_) => return Err(refuse("manifest-field", "scope must be an array")),
+        };
+        let servers_value = match top.get("servers") {
+            Some(Value::Array(s)) => s,
+            _ => return Err(refuse("manifest-field", "servers must be an array")),
+        };
+        let mut servers = Vec::with_capacity(servers_value.len());
+        let mut ids = std::collections::HashSet::new();
+        for (i, sv) in servers_value.iter().enumerate() {
+            let what = format!("servers[{i}]");
+            let o = object(sv, &what, &SERVER)?;
+            let id = text(o, "id", &what)?;
+            if id.is_empty() {
+                return Err(refuse("manifest-field", format!("{what}.id is empty")));
+            }
+            if !ids.insert(nfc(id)) {
+                return Err(refuse(
+                    "manifest-duplicate-name",
+                    format!(
+                        "the server {} is listed twice (equal after NFC)",
+                        crate::render::quoted(id, 64)
+                    ),
+                ));
+            }
+            let passes = match o.get("passes") {
+                Some(Value::Number(n)) => n.literal().parse::<u32>().ok().filter(|p| *p >= 1),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                refuse(
+                    "manifest-field",
+                    format!("{what}.passes must be a whole number from 1"),
+                )
+            })?;
+            servers.push(ManifestServer {
+                id: id.to_string(),
+                reported_name: optional_text(o, "reported_name", &what)?,
+                protocol_version: text(o, "protocol_version", &what)?.to_string(),
+                passes,
+                instructions: optional_text(o, "instructions", &what)?,
+                tools: listing(o, "tools", &what, true)?,
+                prompts: listing(o, "prompts", &what, false)?,
+            });
+        }
+        if let Some(scope) = &scope {
+            let named: std::collections::HashSet<String> = scope.iter().map(|s| nfc(s)).collect();
+            if named != ids || named.len() != scope.len() {
+                return Err(refuse(
+                    "manifest-scope",
+                    "scope must name exactly the servers the manifest holds, each once",
+                ));
+            }
+        }
+        Ok(Manifest {
+            protocol_version: text(top, "protocol_version", "the manifest")?.to_string(),
+            complete,
+            captured_at: text(top, "captured_at", "the manifest")?.to_string(),
+            captured_by: text(top, "captured_by", "the manifest")?.to_string(),
+            scope,
+            servers,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +366,116 @@ mod tests {
         );
         // It reads back strictly; it is canonical but for the undecidable literal.
         json::parse(&bytes[..bytes.len() - 1], Limits::default()).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod read_tests {
+    use super::*;
+
+    const GOOD: &str = r#"{"captured_at":"2026-11-30T12:00:00Z","captured_by":"pinlog/0.1.0","complete":true,"protocol_version":"2025-11-25","schema_version":2,"servers":[{"id":"billing","passes":2,"protocol_version":"2025-11-25","reported_name":"stripe-mcp","tools":[{"name":"stripe.refund","description":"Refund a charge."}]}]}"#;
+
+    fn with(from: &str, to: &str) -> String {
+        assert!(GOOD.contains(from), "{from}");
+        GOOD.replacen(from, to, 1)
+    }
+
+    fn rule(text: &str) -> &'static str {
+        Manifest::read(text.as_bytes()).unwrap_err().rule
+    }
+
+    #[test]
+    fn reads_what_the_writer_writes_and_the_seed_example() {
+        let m = Manifest::read(GOOD.as_bytes()).unwrap();
+        assert_eq!(m.servers[0].id, "billing");
+        assert_eq!(m.servers[0].reported_name.as_deref(), Some("stripe-mcp"));
+        assert!(m.servers[0].prompts.is_empty() && m.servers[0].instructions.is_none());
+        // What the writer writes reads back to the same bytes.
+        let again = m.to_bytes();
+        assert_eq!(Manifest::read(&again).unwrap().to_bytes(), again);
+    }
+
+    #[test]
+    fn version_1_is_refused_with_what_to_do() {
+        let e = Manifest::read(with("\"schema_version\":2", "\"schema_version\":1").as_bytes())
+            .unwrap_err();
+        assert_eq!(e.rule, "manifest-version");
+        assert!(e.detail.contains("capture the surface again"), "{e}");
+        assert_eq!(
+            rule(&with("\"schema_version\":2", "\"schema_version\":3")),
+            "manifest-version"
+        );
+        assert_eq!(rule(&with("\"schema_version\":2,", "")), "manifest-version");
+    }
+
+    #[test]
+    fn every_member_is_held_to_its_type_and_unknown_ones_are_refused() {
+        for (from, to) in [
+            ("\"complete\":true", "\"complete\":\"yes\""),
+            ("\"passes\":2", "\"passes\":0"),
+            ("\"passes\":2", "\"passes\":2.5"),
+            ("\"reported_name\":\"stripe-mcp\"", "\"reported_name\":7"),
+            ("\"id\":\"billing\"", "\"id\":\"\""),
+            ("{\"name\":\"stripe.refund\",", "{\"name\":1,"),
+            (
+                "\"captured_by\":\"pinlog/0.1.0\"",
+                "\"captured_by\":\"pinlog/0.1.0\",\"approver\":\"me\"",
+            ),
+            ("\"passes\":2", "\"passes\":2,\"package\":{}"),
+        ] {
+            assert_eq!(rule(&with(from, to)), "manifest-field", "{to}");
+        }
+        assert_eq!(
+            rule("{\"schema_version\":2,\"schema_version\":2}"),
+            "manifest-json"
+        );
+    }
+
+    #[test]
+    fn names_equal_after_nfc_are_refused() {
+        // "é" precomposed and decomposed.
+        let two_servers = GOOD.replace(
+            "]}]}",
+            "]},{\"id\":\"caf\\u00e9\",\"passes\":2,\"protocol_version\":\"x\",\"tools\":[]},{\"id\":\"cafe\\u0301\",\"passes\":2,\"protocol_version\":\"x\",\"tools\":[]}]}",
+        );
+        assert_eq!(rule(&two_servers), "manifest-duplicate-name");
+        let two_tools = with(
+            "{\"name\":\"stripe.refund\",\"description\":\"Refund a charge.\"}",
+            "{\"name\":\"r\\u00e9\"},{\"name\":\"re\\u0301\"}",
+        );
+        assert_eq!(rule(&two_tools), "manifest-duplicate-name");
+    }
+
+    #[test]
+    fn a_scope_must_name_exactly_the_servers() {
+        assert!(Manifest::read(
+            with(
+                "\"schema_version\":2",
+                "\"schema_version\":2,\"scope\":[\"billing\"]"
+            )
+            .as_bytes()
+        )
+        .is_ok());
+        assert_eq!(
+            rule(&with(
+                "\"schema_version\":2",
+                "\"schema_version\":2,\"scope\":[\"billing\",\"other\"]"
+            )),
+            "manifest-scope"
+        );
+        assert_eq!(
+            rule(&with(
+                "\"schema_version\":2",
+                "\"schema_version\":2,\"scope\":[\"billing\",\"billing\"]"
+            )),
+            "manifest-scope"
+        );
+        assert_eq!(
+            rule(&with(
+                "\"schema_version\":2",
+                "\"schema_version\":2,\"scope\":[]"
+            )),
+            "manifest-scope"
+        );
     }
 }
