@@ -109,8 +109,16 @@ fn npm_provenance(lock: &Value<'_>, registry: &str) -> Result<(), String> {
         if path.is_empty() {
             continue;
         }
+        let bundled = matches!(get(entry, "inBundle"), Some(Value::Bool(true)));
         let from = if matches!(get(entry, "link"), Some(Value::Bool(true))) {
             Some("a link to a directory".to_string())
+        } else if bundled {
+            // A bundled dependency came inside its parent's tarball, which is checked itself.
+            let parent = path.rsplit_once("/node_modules/").map(|(p, _)| p);
+            match parent.and_then(|p| packages.get(p)) {
+                Some(_) => None,
+                None => Some("a bundle with no parent package".to_string()),
+            }
         } else {
             match text(entry, "resolved") {
                 Some(url) if url.starts_with(&prefix) => None,
@@ -152,6 +160,22 @@ fn pip_provenance(report: &Value<'_>) -> Result<(), String> {
     Ok(())
 }
 
+/// `path` with `.` and `..` taken out by their text alone, so that `/usr/local/bin/../../../opt`
+/// is seen as `/opt` before it is compared with the system directories.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// Binds for `program` and every link on the way to the file it names, each path showing the
 /// real file; nothing when it lies in the system directories the sandbox shows anyway, or in
 /// `inside` (the scratch directory, shown whole).
@@ -169,7 +193,7 @@ fn program_binds(program: &Path, inside: &Path) -> Result<Vec<Bind>, String> {
             });
         }
         match std::fs::read_link(&at) {
-            Ok(next) => at = at.parent().map_or(next.clone(), |d| d.join(&next)),
+            Ok(next) => at = lexical(&at.parent().map_or(next.clone(), |d| d.join(&next))),
             Err(_) => return Ok(binds),
         }
     }
@@ -187,6 +211,7 @@ pub fn npm(
     dir: &Path,
 ) -> Result<Installed, String> {
     let spec = format!("{name}@{}", version.unwrap_or("latest"));
+    npm_can_refuse_sources(tools)?;
     let mut cmd = Command::new(&tools.npm);
     installer_env(&mut cmd, &tools.home);
     cmd.arg("install")
@@ -194,6 +219,12 @@ pub fn npm(
         .arg(dir)
         .args([
             "--ignore-scripts",
+            // Only the registry: npm refuses git, file, directory and URL sources before it
+            // fetches anything (a git source would have npm run the source's own scripts).
+            "--allow-git=none",
+            "--allow-file=none",
+            "--allow-directory=none",
+            "--allow-remote=none",
             "--no-audit",
             "--no-fund",
             "--no-update-notifier",
@@ -203,7 +234,9 @@ pub fn npm(
         .arg(format!("--registry={}", tools.npm_registry))
         .arg("--")
         .arg(&spec)
-        .env("npm_config_ignore_scripts", "true");
+        .env("npm_config_ignore_scripts", "true")
+        // Should anything still ask for git, it gets a program that does nothing.
+        .env("npm_config_git", "/bin/false");
     run(cmd, tools.timeout, "npm install")?;
 
     let modules = dir.join("node_modules");
@@ -229,6 +262,26 @@ pub fn npm(
         argv: vec![tools.node.clone().into(), script.into()],
         binds,
     })
+}
+
+/// npm before 11.x ignores the `--allow-*` options it does not know, and would then fetch git,
+/// file and URL sources: such an npm is not used.
+fn npm_can_refuse_sources(tools: &Installers) -> Result<(), String> {
+    let mut cmd = Command::new(&tools.npm);
+    installer_env(&mut cmd, &tools.home);
+    cmd.args(["config", "get", "allow-git"]);
+    let answer = tools.home.join("npm-allow-git.txt");
+    let file = std::fs::File::create(&answer)
+        .map_err(|e| format!("cannot create {}: {e}", answer.display()))?;
+    run_to(cmd, tools.timeout, "npm config", Stdio::from(file))?;
+    let said = std::fs::read_to_string(&answer).unwrap_or_default();
+    match said.trim() {
+        "all" | "none" | "root" => Ok(()),
+        _ => Err(format!(
+            "{} cannot refuse git and URL dependencies (it knows no --allow-git); use a newer npm",
+            tools.npm.display()
+        )),
+    }
 }
 
 /// The bin to run: the only one, or the one named like the package, else the first by name.
@@ -451,11 +504,16 @@ fn read_json(path: &Path) -> Result<Value<'static>, String> {
 /// Runs an installer with a deadline, in a process group of its own that is killed whole
 /// afterwards (pip re-executes itself, npm starts git): nothing it started outlives it. Its
 /// standard error (the end of it) is the failure.
-fn run(mut cmd: Command, timeout: Duration, what: &str) -> Result<(), String> {
+fn run(cmd: Command, timeout: Duration, what: &str) -> Result<(), String> {
+    run_to(cmd, timeout, what, Stdio::null())
+}
+
+/// [`run`], with standard output going to `stdout`.
+fn run_to(mut cmd: Command, timeout: Duration, what: &str, stdout: Stdio) -> Result<(), String> {
     use std::os::unix::process::CommandExt;
     let mut child = cmd
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
@@ -552,6 +610,19 @@ mod tests {
             r#"{"packages":{"":{"name":"root"},"node_modules/a":{"resolved":"http://127.0.0.1:5/-/tarballs/a/1.tgz"}}}"#,
         );
         assert!(npm_provenance(&ok, reg).is_ok());
+        let bundled = value(
+            r#"{"packages":{"node_modules/a":{"resolved":"http://127.0.0.1:5/a.tgz"},"node_modules/a/node_modules/b":{"inBundle":true}}}"#,
+        );
+        assert!(
+            npm_provenance(&bundled, reg).is_ok(),
+            "a bundled dependency comes with its parent"
+        );
+        let orphan = value(r#"{"packages":{"node_modules/b":{"inBundle":true}}}"#);
+        assert!(npm_provenance(&orphan, reg).is_err());
+        let linked_bundle = value(
+            r#"{"packages":{"node_modules/a":{"resolved":"http://127.0.0.1:5/a.tgz"},"node_modules/a/node_modules/b":{"inBundle":true,"link":true}}}"#,
+        );
+        assert!(npm_provenance(&linked_bundle, reg).is_err());
         for bad in [
             r#"{"packages":{"node_modules/a":{"resolved":"git+ssh://git@example.com/a.git"}}}"#,
             r#"{"packages":{"node_modules/a":{"resolved":"http://127.0.0.1:55/a.tgz"}}}"#,

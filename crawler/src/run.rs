@@ -307,7 +307,8 @@ fn looked_today(t: &str, now: SystemTime) -> bool {
         return false;
     };
     let today = humantime::format_rfc3339_seconds(now).to_string();
-    let recent = now.duration_since(then).is_ok_and(|age| age < MIN_GAP);
+    // A look recorded in the future (a clock that went back since) counts as recent.
+    let recent = now.duration_since(then).map_or(true, |age| age < MIN_GAP);
     recent || t.get(..10) == today.get(..10)
 }
 
@@ -350,7 +351,8 @@ fn settle(
     }
     let mut labels = Vec::new();
     let verdict = match look.outcome.as_ref().map_err(Clone::clone).and_then(|s| {
-        surface_blob::build(s.instructions.as_deref(), &s.prompts, &s.tools).map(|b| (s, b))
+        guarded(|| surface_blob::build(s.instructions.as_deref(), &s.prompts, &s.tools))
+            .map(|b| (s, b))
     }) {
         Err(f) => Verdict::Failed(f),
         Ok((surface, blob)) => {
@@ -359,7 +361,8 @@ fn settle(
                 Some(l) if l.surface == blob.surface => Verdict::Unchanged,
                 _ => {
                     let old = latest.map(|l| store.blob(&l.blob)).transpose()?.flatten();
-                    labels = change_labels(old.as_deref(), &blob);
+                    let computed = guarded(|| Ok(change_labels(old.as_deref(), &blob)));
+                    labels = computed.clone().unwrap_or_default();
                     let entry = Entry {
                         observed_at: ts.clone(),
                         server: cand.id.clone(),
@@ -393,17 +396,20 @@ fn settle(
                         },
                         blob: blob.digest(),
                     };
-                    match entry
-                        .to_bytes()
-                        .map_err(StoreError::from)
-                        .and_then(|bytes| store.append(&bytes, Some(&blob.bytes)))
-                    {
-                        Ok(index) if latest.is_some() => Verdict::Changed(index),
-                        Ok(index) => Verdict::New(index),
-                        Err(StoreError::Entry(e)) => {
+                    let appended = computed.map(|_| {
+                        entry
+                            .to_bytes()
+                            .map_err(StoreError::from)
+                            .and_then(|bytes| store.append(&bytes, Some(&blob.bytes)))
+                    });
+                    match appended {
+                        Err(f) => Verdict::Failed(f),
+                        Ok(Ok(index)) if latest.is_some() => Verdict::Changed(index),
+                        Ok(Ok(index)) => Verdict::New(index),
+                        Ok(Err(StoreError::Entry(e))) => {
                             Verdict::Failed(Failure::new(Reason::Refused, e.to_string()))
                         }
-                        Err(e) => return Err(e.into()),
+                        Ok(Err(e)) => return Err(e.into()),
                     }
                 }
             }
@@ -441,6 +447,17 @@ fn settle(
         version: look.version,
         labels,
         took: look.took,
+    })
+}
+
+/// `f`'s result, or an `internal-error` failure if it panicked: a bug met on one server's
+/// surface is recorded against that server, and the run goes on.
+fn guarded<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(Failure::new(
+            Reason::Internal,
+            "the crawler failed on this server's surface (a bug: please report it)",
+        ))
     })
 }
 

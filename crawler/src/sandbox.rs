@@ -39,11 +39,13 @@ impl Bind {
     }
 }
 /// What of `/etc` a program may need to start; nothing else of it is visible.
-const ETC: [&str; 9] = [
+const ETC: [&str; 10] = [
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
     "/etc/ld.so.conf.d",
-    "/etc/ssl",
+    // Certificates only: /etc/ssl/private holds keys.
+    "/etc/ssl/certs",
+    "/etc/ssl/openssl.cnf",
     "/etc/ca-certificates",
     "/etc/alternatives",
     "/etc/localtime",
@@ -68,8 +70,16 @@ impl Isolation {
         )?;
         let mut check = Command::new(&bwrap);
         check
+            // The namespace flags every launch uses: a bubblewrap that lacks one (before 0.8, no
+            // --disable-userns) is no sandbox here.
             .args([
                 "--unshare-all",
+                "--unshare-user",
+                "--disable-userns",
+                "--uid",
+                "65534",
+                "--gid",
+                "65534",
                 "--die-with-parent",
                 "--ro-bind",
                 "/",
@@ -176,6 +186,13 @@ impl Isolation {
                         b.source.clone().into_os_string(),
                         b.dest.clone().into_os_string(),
                     ]);
+                    // An interpreter's library shows none of the packages installed beside it.
+                    if b.source.join("site-packages").is_dir() {
+                        a.extend([
+                            "--tmpfs".into(),
+                            b.dest.join("site-packages").into_os_string(),
+                        ]);
+                    }
                 }
                 base.push(("HOME".into(), HOME.into()));
                 base.push(("TMPDIR".into(), "/tmp".into()));

@@ -135,6 +135,12 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
 }
 
 fn once(crawl: &Crawl, args: &CrawlArgs) -> Result<Exit, Failure> {
+    // Each run starts with empty installer caches: nothing one run's packages left there is
+    // served to the next, and a daemon's scratch space does not grow.
+    let home = &crawl.looker.installers.home;
+    let _ = std::fs::remove_dir_all(home);
+    std::fs::create_dir_all(home)
+        .map_err(|e| Failure::unreadable(format!("cannot create {}: {e}", home.display())))?;
     let mut observer = Progress::new();
     let summary =
         run::crawl(crawl, &mut observer).map_err(|e| Failure::unreadable(e.to_string()))?;
