@@ -53,6 +53,20 @@ const ETC: [&str; 10] = [
     "/etc/group",
 ];
 
+/// New namespaces of every kind, the server as uid/gid 65534 with no user namespace of its own
+/// (it cannot become root in one), and the sandbox dying with the crawler.
+const NAMESPACES: [&str; 9] = [
+    "--unshare-all",
+    "--unshare-user",
+    "--disable-userns",
+    "--uid",
+    "65534",
+    "--gid",
+    "65534",
+    "--die-with-parent",
+    "--new-session",
+];
+
 /// How stdio probes are isolated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Isolation {
@@ -72,20 +86,8 @@ impl Isolation {
         check
             // The namespace flags every launch uses: a bubblewrap that lacks one (before 0.8, no
             // --disable-userns) is no sandbox here.
-            .args([
-                "--unshare-all",
-                "--unshare-user",
-                "--disable-userns",
-                "--uid",
-                "65534",
-                "--gid",
-                "65534",
-                "--die-with-parent",
-                "--ro-bind",
-                "/",
-                "/",
-                "true",
-            ])
+            .args(NAMESPACES)
+            .args(["--ro-bind", "/", "/", "true"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -139,17 +141,8 @@ impl Isolation {
             Isolation::Bubblewrap(bwrap) => {
                 let mut a: Vec<OsString> = vec![bwrap.into()];
                 let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
+                push(&NAMESPACES);
                 push(&[
-                    "--unshare-all",
-                    "--unshare-user",
-                    // No nested user namespace: the server cannot become root in one of its own.
-                    "--disable-userns",
-                    "--uid",
-                    "65534",
-                    "--gid",
-                    "65534",
-                    "--die-with-parent",
-                    "--new-session",
                     "--cap-drop",
                     "ALL",
                     "--clearenv",

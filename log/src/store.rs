@@ -297,17 +297,7 @@ impl Store {
                         look_before_change, last_index
                  FROM servers WHERE server = ?1",
                 [server.as_str()],
-                |r| {
-                    Ok(Liveness {
-                        first_seen: r.get(0)?,
-                        last_probe: r.get(1)?,
-                        last_ok: r.get(2)?,
-                        last_error: r.get(3)?,
-                        last_change: r.get(4)?,
-                        look_before_change: r.get(5)?,
-                        last_index: r.get::<_, Option<i64>>(6)?.map(|i| i as u64),
-                    })
-                },
+                liveness_of,
             )
             .optional()?)
     }
@@ -315,24 +305,11 @@ impl Store {
     /// Every server's liveness, by server.
     pub fn all_liveness(&self) -> Result<Vec<(ServerId, Liveness)>, StoreError> {
         let mut stmt = self.conn.prepare(
-            "SELECT server, first_seen, last_probe, last_ok, last_error, last_change,
-                    look_before_change, last_index
+            "SELECT first_seen, last_probe, last_ok, last_error, last_change,
+                    look_before_change, last_index, server
              FROM servers ORDER BY server",
         )?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                Liveness {
-                    first_seen: r.get(1)?,
-                    last_probe: r.get(2)?,
-                    last_ok: r.get(3)?,
-                    last_error: r.get(4)?,
-                    last_change: r.get(5)?,
-                    look_before_change: r.get(6)?,
-                    last_index: r.get::<_, Option<i64>>(7)?.map(|i| i as u64),
-                },
-            ))
-        })?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(7)?, liveness_of(r)?)))?;
         let mut out = Vec::new();
         for row in rows {
             let (id, live) = row?;
@@ -490,6 +467,19 @@ impl Store {
         )?;
         Ok(())
     }
+}
+
+/// The liveness in the first seven columns of a `servers` query, in table order.
+fn liveness_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Liveness> {
+    Ok(Liveness {
+        first_seen: r.get(0)?,
+        last_probe: r.get(1)?,
+        last_ok: r.get(2)?,
+        last_error: r.get(3)?,
+        last_change: r.get(4)?,
+        look_before_change: r.get(5)?,
+        last_index: r.get::<_, Option<i64>>(6)?.map(|i| i as u64),
+    })
 }
 
 /// The index the next entry gets.
