@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{free_port, installed, start};
+use common::{everything, free_port, installed, start};
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream};
@@ -219,15 +219,8 @@ fn a_guard_refuses_a_loopback_mcp_server_unless_private_addresses_are_allowed() 
 
 #[test]
 fn a_guard_holds_the_legacy_transport_too() {
-    let port = free_port();
-    let mut cmd = Command::new("node");
-    cmd.arg(installed(
-        ".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    ))
-    .arg("sse")
-    .env("PORT", port.to_string());
-    let server = start(cmd, port);
-    let url = format!("http://127.0.0.1:{}/sse", server.port);
+    let server = everything("sse");
+    let url = server.url.clone();
     let legacy = |guard| Target::SseLegacy {
         url: &url,
         headers: &[],

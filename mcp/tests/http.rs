@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{free_port, installed, start, Running};
+use common::{everything, free_port, installed, start, Running};
 
 use std::net::TcpListener;
 use std::process::Command;
@@ -12,30 +12,6 @@ use pinlog_mcp::probe::{probe, Target};
 use pinlog_mcp::revision::Revision;
 use pinlog_mcp::surface::ProbeOptions;
 use pinlog_mcp::{Caps, WireError};
-
-fn everything() -> Running {
-    let port = free_port();
-    let mut cmd = Command::new("node");
-    cmd.arg(installed(
-        ".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    ))
-    .arg("streamableHttp")
-    .env("PORT", port.to_string());
-    start(cmd, port)
-}
-
-fn everything_sse() -> Running {
-    let port = free_port();
-    let mut cmd = Command::new("node");
-    cmd.arg(installed(
-        ".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    ))
-    .arg("sse")
-    .env("PORT", port.to_string());
-    let mut r = start(cmd, port);
-    r.url = format!("http://127.0.0.1:{port}/sse");
-    r
-}
 
 fn sdk_server() -> Running {
     let port = free_port();
@@ -62,7 +38,7 @@ fn http(url: &str) -> Target<'_> {
 
 #[test]
 fn server_everything_over_streamable_http() {
-    let server = everything();
+    let server = everything("streamableHttp");
     let s = probe(
         http(&server.url),
         &options(Some(Revision::R2025_11_25)),
@@ -116,7 +92,7 @@ fn nothing_listening_is_unreachable_and_a_bad_url_is_refused() {
 
 #[test]
 fn server_everything_over_the_legacy_http_sse_transport() {
-    let server = everything_sse();
+    let server = everything("sse");
     let legacy = Target::SseLegacy {
         url: &server.url,
         headers: &[],

@@ -68,3 +68,20 @@ pub fn start(mut cmd: Command, port: u16) -> Running {
     }
     running
 }
+
+/// The reference server `server-everything` over HTTP: `streamableHttp` (at `/mcp`) or the
+/// 2024-11-05 `sse` transport (at `/sse`).
+pub fn everything(transport: &str) -> Running {
+    let port = free_port();
+    let mut cmd = Command::new("node");
+    cmd.arg(installed(
+        ".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    ))
+    .arg(transport)
+    .env("PORT", port.to_string());
+    let mut r = start(cmd, port);
+    if transport == "sse" {
+        r.url = format!("http://127.0.0.1:{port}/sse");
+    }
+    r
+}
