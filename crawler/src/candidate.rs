@@ -1,7 +1,7 @@
 //! A server the crawler may probe: its identity in the log, what to run or where to connect, and
 //! what discovery learnt about it.
 
-use pinlog_core::{ServerId, ServerKind};
+use pinlog_core::ServerId;
 
 /// What runs, or where the server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,10 +131,6 @@ impl Candidate {
                 self.found_by.push(s);
             }
         }
-    }
-
-    pub fn kind(&self) -> ServerKind {
-        self.id.kind()
     }
 }
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
 /// One look as recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,41 +93,5 @@ impl Records {
             ],
         )?;
         Ok(())
-    }
-
-    /// The looks at one server, oldest first.
-    pub fn looks(&self, server: &str) -> Result<Vec<LookRow>, rusqlite::Error> {
-        let mut stmt = self.conn.prepare(
-            "SELECT run, server, at, outcome, exit_code, detail, version, registry_digest,
-                    env_wanted, entry_index, took_ms
-             FROM crawl_looks WHERE server = ?1 ORDER BY at, rowid",
-        )?;
-        let rows = stmt.query_map([server], |r| {
-            Ok(LookRow {
-                run: r.get(0)?,
-                server: r.get(1)?,
-                at: r.get(2)?,
-                outcome: r.get(3)?,
-                exit_code: r.get(4)?,
-                detail: r.get(5)?,
-                version: r.get(6)?,
-                registry_digest: r.get(7)?,
-                env_wanted: r.get(8)?,
-                entry_index: r.get::<_, Option<i64>>(9)?.map(|i| i as u64),
-                took_ms: r.get::<_, i64>(10)? as u64,
-            })
-        })?;
-        rows.collect()
-    }
-
-    /// The summary of the last finished run.
-    pub fn last_summary(&self) -> Result<Option<String>, rusqlite::Error> {
-        self.conn
-            .query_row(
-                "SELECT summary FROM crawl_runs WHERE finished IS NOT NULL ORDER BY id DESC LIMIT 1",
-                [],
-                |r| r.get(0),
-            )
-            .optional()
     }
 }
