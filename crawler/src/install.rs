@@ -211,7 +211,7 @@ pub fn npm(
     dir: &Path,
 ) -> Result<Installed, String> {
     let spec = format!("{name}@{}", version.unwrap_or("latest"));
-    npm_can_refuse_sources(tools)?;
+    npm_can_refuse_sources(tools, dir)?;
     let mut cmd = Command::new(&tools.npm);
     installer_env(&mut cmd, &tools.home);
     cmd.arg("install")
@@ -266,11 +266,12 @@ pub fn npm(
 
 /// npm before 11.x ignores the `--allow-*` options it does not know, and would then fetch git,
 /// file and URL sources: such an npm is not used.
-fn npm_can_refuse_sources(tools: &Installers) -> Result<(), String> {
+fn npm_can_refuse_sources(tools: &Installers, dir: &Path) -> Result<(), String> {
     let mut cmd = Command::new(&tools.npm);
     installer_env(&mut cmd, &tools.home);
     cmd.args(["config", "get", "allow-git"]);
-    let answer = tools.home.join("npm-allow-git.txt");
+    // In the look's own directory: looks run side by side.
+    let answer = dir.join("npm-allow-git.txt");
     let file = std::fs::File::create(&answer)
         .map_err(|e| format!("cannot create {}: {e}", answer.display()))?;
     run_to(cmd, tools.timeout, "npm config", Stdio::from(file))?;
