@@ -184,19 +184,21 @@ fn hostile_names_and_descriptions_are_escaped_in_html_svg_and_xml() {
         ("badge", &svg),
         ("whole feed", &log.read("feed.xml")),
     ] {
+        // The server's name (`<script>alert(1)</script>…`) is in every one of these files.
         assert!(
             !text.contains("<script>alert"),
             "{what} carries a live script"
         );
-        assert!(!text.contains("<img src=x"), "{what} carries a live tag");
-        assert!(
-            !text.contains('\u{202e}')
-                && !text.contains('\u{1b}')
-                && !text.contains('\u{200b}')
-                && !text.contains('\u{e0041}'),
-            "{what} carries a hidden character"
-        );
     }
+    // The tool's name, description and the instructions are on the server page only.
+    assert!(!page.contains("<img src=x"), "the page carries a live tag");
+    assert!(
+        !page.contains('\u{202e}')
+            && !page.contains('\u{1b}')
+            && !page.contains('\u{200b}')
+            && !page.contains('\u{e0041}'),
+        "the page carries a hidden character"
+    );
     assert!(
         page.contains("&#60;img src=x onerror=alert(1)&#62;"),
         "the tool's name is shown, escaped"
