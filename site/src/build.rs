@@ -612,18 +612,21 @@ fn api_json(rows: &[ApiRow]) -> String {
         if i > 0 {
             o.push(b',');
         }
-        o.extend_from_slice(b"{\"badge\":");
-        json::write_string(&mut o, badge);
-        o.extend_from_slice(b",\"id\":");
-        json::write_string(&mut o, id);
-        o.extend_from_slice(b",\"last_change\":");
-        json::write_string(&mut o, last);
-        o.extend_from_slice(b",\"name\":");
-        json::write_string(&mut o, name);
-        o.extend_from_slice(b",\"slug\":");
-        json::write_string(&mut o, slug);
-        o.extend_from_slice(b",\"state\":");
-        json::write_string(&mut o, state);
+        // Members in canonical order.
+        let members = [
+            ("badge", badge.as_str()),
+            ("id", id),
+            ("last_change", last),
+            ("name", name),
+            ("slug", slug),
+            ("state", state),
+        ];
+        for (k, (name, value)) in members.iter().enumerate() {
+            o.push(if k == 0 { b'{' } else { b',' });
+            json::write_string(&mut o, name);
+            o.push(b':');
+            json::write_string(&mut o, value);
+        }
         o.extend_from_slice(b",\"tools\":");
         match tools {
             Some(t) => o.extend_from_slice(t.to_string().as_bytes()),
