@@ -70,6 +70,33 @@ enum Command {
     /// export (exit 4); nothing is written then. Flags may also be written with one dash
     /// (-config, -server), as other pinning tools spell them.
     Export(ExportArgs),
+    /// Approve a manifest as it stands: write the lockfile a team commits
+    ///
+    /// Keeps every tool, prompt and the instructions whole beside its digest, so that verify can
+    /// say what changed. Reports hidden characters, name collisions, invalid and mixed-script
+    /// names, and writes anyway. An unchanged surface leaves the file as it is (bytes and
+    /// approval_serial); a changed one is written whole or not at all, approval_serial + 1. A
+    /// scoped manifest replaces only its servers. A signature beside the lockfile is never
+    /// removed; lock says when it no longer matches. See docs/GATE.md. Flags may also be written
+    /// with one dash.
+    Lock(pinlog_verifier::gate::cli::LockArgs),
+    /// Check a manifest against the lockfile: the gate for CI and for every start
+    ///
+    /// Exit 0: every gated policy holds. 1: a departure from the approved surface was proven. 2:
+    /// the command line is wrong. 3: something gated could not be compared (a number no double
+    /// identifies, a capture that is not complete, a scope narrower than the lockfile). 4: an
+    /// input could not be read, including a missing, foreign, stale or bad signature when
+    /// -pubkey is given. 1 outranks 3. The text report renders every served string safe; -format
+    /// json carries values as served; -format sarif is SARIF 2.1.0 for code scanning. See
+    /// docs/GATE.md. Flags may also be written with one dash (-lock, -fail-on, -pubkey, ...).
+    Verify(pinlog_verifier::gate::cli::VerifyArgs),
+    /// Make an Ed25519 key pair for signing lockfiles: FILE (PKCS#8 PEM) and FILE.pub (SPKI PEM)
+    Key(pinlog_verifier::gate::cli::KeyArgs),
+    /// Sign a lockfile: writes LOCK.sig, a detached Ed25519 envelope over its canonical form
+    ///
+    /// Re-indenting the lockfile keeps the signature valid; changing any value breaks it. Keys
+    /// from `pinlog key` or `openssl genpkey -algorithm ed25519` work. See docs/GATE.md.
+    Sign(pinlog_verifier::gate::cli::SignArgs),
     /// Find public MCP servers, look at each in a sandbox, and append to the log on change
     ///
     /// Discovers servers (the MCP registry, npm search, GitHub topics with GITHUB_TOKEN, a seed
@@ -412,17 +439,37 @@ struct DigestArgs {
     listing: bool,
 }
 
-/// `export` also takes its long flags with one dash, as mcppin-export spells them:
-/// `-config`, `-server`, `-protocol`, `-passes`.
+/// `export` and the gate's commands also take their long flags with one dash, as other pinning
+/// tools spell them: `-config`, `-lock`, `-fail-on`, `-pubkey`, and so on.
 fn one_dash_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let args: Vec<_> = args.collect();
-    if args.get(1).and_then(|a| a.to_str()) != Some("export") {
-        return args;
-    }
+    let flags: &[&str] = match args.get(1).and_then(|a| a.to_str()) {
+        Some("export") => &["-config", "-server", "-protocol", "-passes"],
+        Some("lock") => &["-output", "-ascii"],
+        Some("verify") => &[
+            "-lock",
+            "-fail-on",
+            "-format",
+            "-output",
+            "-pubkey",
+            "-min-serial",
+            "-max-signature-age",
+            "-ascii",
+        ],
+        Some("key") => &["-output"],
+        Some("sign") => &["-lock", "-key"],
+        _ => return args,
+    };
     args.into_iter()
         .map(|a| match a.to_str() {
-            Some(flag @ ("-config" | "-server" | "-protocol" | "-passes")) => {
-                format!("-{flag}").into()
+            Some(flag) if flags.contains(&flag) => format!("-{flag}").into(),
+            Some(flag) if flag.starts_with('-') && flag.contains('=') => {
+                match flag.split_once('=') {
+                    Some((name, value)) if flags.contains(&name) => {
+                        format!("-{name}={value}").into()
+                    }
+                    _ => a,
+                }
             }
             _ => a,
         })
@@ -492,6 +539,10 @@ fn main() -> ExitCode {
             (Render { ascii: false }, outcome)
         }
         Command::VerifyLog(args) => return ExitCode::from(pinlog_verifier::cli::run(args)),
+        Command::Lock(args) => return ExitCode::from(pinlog_verifier::gate::cli::lock(args)),
+        Command::Verify(args) => return ExitCode::from(pinlog_verifier::gate::cli::verify(args)),
+        Command::Key(args) => return ExitCode::from(pinlog_verifier::gate::cli::key(args)),
+        Command::Sign(args) => return ExitCode::from(pinlog_verifier::gate::cli::sign(args)),
         Command::Probe(args) => (Render { ascii: false }, cmd::probe::run(args)),
         Command::Export(args) => (Render { ascii: false }, cmd::export::run(args)),
         Command::Crawl(args) => (Render { ascii: false }, cmd::crawl::run(*args)),

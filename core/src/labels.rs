@@ -172,6 +172,24 @@ pub fn tool_labels(old: Option<&Value<'_>>, new: Option<&Value<'_>>) -> Vec<Labe
     labels.into_iter().collect()
 }
 
+/// The labels of a change to a server's instructions (`None`: it gives none), sorted and unique:
+/// the instruction labels [`surface_labels`] gives, for the instructions alone.
+pub fn instructions_labels(old: Option<&str>, new: Option<&str>) -> Vec<Label> {
+    let mut labels = Labels::new();
+    match (old, new) {
+        (Some(_), None) => {
+            labels.insert(Label::InstructionsRemoved);
+        }
+        (o, Some(n)) if o != Some(n) => {
+            labels.insert(Label::NewInstruction);
+            let old = o.map(|o| Value::String(o.into()));
+            text_labels(old.as_ref(), &Value::String(n.into()), &mut labels);
+        }
+        _ => {}
+    }
+    labels.into_iter().collect()
+}
+
 /// The labels of a change to one prompt (`None`: absent in that version), sorted and unique.
 pub fn prompt_labels(old: Option<&Value<'_>>, new: Option<&Value<'_>>) -> Vec<Label> {
     let mut labels = Labels::new();

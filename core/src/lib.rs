@@ -6,9 +6,12 @@
 
 pub mod diff;
 pub mod digest;
+pub mod format;
 pub mod json;
 pub mod labels;
+pub mod lockfile;
 pub mod manifest;
+pub mod package;
 pub mod pointer;
 pub mod render;
 pub mod server;

@@ -2,7 +2,11 @@
 //! about that capture. Written in canonical member order; tools and prompts exactly as served
 //! (see [`json::write_as_served`]).
 
+use std::collections::HashSet;
+
+use crate::format::{nfc, FormatError, Rules};
 use crate::json::{self, Value};
+use crate::package::Package;
 
 /// The capture as a whole.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +35,8 @@ pub struct ManifestServer<'a> {
     pub protocol_version: String,
     pub passes: u32,
     pub instructions: Option<String>,
+    /// What the server runs, when the exporter knows.
+    pub package: Option<Package>,
     pub tools: Vec<Value<'a>>,
     pub prompts: Vec<Value<'a>>,
 }
@@ -81,6 +87,10 @@ impl Manifest<'_> {
             json::write_string(&mut o, &s.id);
             o.extend_from_slice(b",\"instructions\":");
             string_or_null(&mut o, s.instructions.as_deref());
+            if let Some(p) = &s.package {
+                o.extend_from_slice(b",\"package\":");
+                p.write(&mut o);
+            }
             o.extend_from_slice(format!(",\"passes\":{}", s.passes).as_bytes());
             o.extend_from_slice(b",\"prompts\":");
             items(&mut o, &s.prompts);
@@ -97,23 +107,16 @@ impl Manifest<'_> {
     }
 }
 
-/// Why a manifest was refused: a stable rule name and what was found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ManifestError {
-    pub rule: &'static str,
-    pub detail: String,
-}
+/// Why a manifest was refused.
+pub type ManifestError = FormatError;
 
-impl std::fmt::Display for ManifestError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.rule, self.detail)
-    }
-}
-
-impl std::error::Error for ManifestError {}
+const RULES: Rules = Rules {
+    field: "manifest-field",
+    duplicate: "manifest-duplicate-name",
+};
 
 fn refuse(rule: &'static str, detail: impl Into<String>) -> ManifestError {
-    ManifestError {
+    FormatError {
         rule,
         detail: detail.into(),
     }
@@ -128,57 +131,16 @@ const TOP: [&str; 7] = [
     "scope",
     "servers",
 ];
-const SERVER: [&str; 7] = [
+const SERVER: [&str; 8] = [
     "id",
     "instructions",
+    "package",
     "passes",
     "prompts",
     "protocol_version",
     "reported_name",
     "tools",
 ];
-
-/// The members of `v`, an object holding only `known` names.
-fn object<'v, 'a>(
-    v: &'v Value<'a>,
-    what: &str,
-    known: &[&str],
-) -> Result<&'v json::Object<'a>, ManifestError> {
-    let o = v
-        .as_object()
-        .ok_or_else(|| refuse("manifest-field", format!("{what} is not an object")))?;
-    if let Some((name, _)) = o.iter().find(|(n, _)| !known.contains(n)) {
-        return Err(refuse(
-            "manifest-field",
-            format!(
-                "{what} has the unknown member {}",
-                crate::render::quoted(name, 64)
-            ),
-        ));
-    }
-    Ok(o)
-}
-
-fn text<'v>(o: &'v json::Object<'_>, name: &str, what: &str) -> Result<&'v str, ManifestError> {
-    o.get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| refuse("manifest-field", format!("{what}.{name} must be a string")))
-}
-
-fn optional_text(
-    o: &json::Object<'_>,
-    name: &str,
-    what: &str,
-) -> Result<Option<String>, ManifestError> {
-    match o.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.to_string())),
-        Some(_) => Err(refuse(
-            "manifest-field",
-            format!("{what}.{name} must be a string or null"),
-        )),
-    }
-}
 
 /// Items of a listing: objects with a string `name`, no two names equal after NFC.
 fn listing<'a>(
@@ -187,44 +149,24 @@ fn listing<'a>(
     what: &str,
     required: bool,
 ) -> Result<Vec<Value<'a>>, ManifestError> {
-    let items = match o.get(name) {
-        None if !required => return Ok(Vec::new()),
-        Some(Value::Array(items)) => items,
-        _ => {
-            return Err(refuse(
-                "manifest-field",
-                format!("{what}.{name} must be an array"),
-            ))
-        }
-    };
-    let mut seen = std::collections::HashSet::new();
+    if !required && o.get(name).is_none() {
+        return Ok(Vec::new());
+    }
+    let items = RULES.array(o, name, what)?;
+    let mut seen = HashSet::new();
     for (i, item) in items.iter().enumerate() {
         let item_name = item
             .as_object()
             .and_then(|t| t.get("name"))
             .and_then(Value::as_str)
             .ok_or_else(|| {
-                refuse(
-                    "manifest-field",
-                    format!("{what}.{name}[{i}] is not an object with a string name"),
-                )
+                RULES.field(format!(
+                    "{what}.{name}[{i}] is not an object with a string name"
+                ))
             })?;
-        if !seen.insert(nfc(item_name)) {
-            return Err(refuse(
-                "manifest-duplicate-name",
-                format!(
-                    "{what}.{name} names {} twice (equal after NFC)",
-                    crate::render::quoted(item_name, 64)
-                ),
-            ));
-        }
+        RULES.unique(&mut seen, item_name, &format!("{what}.{name}"))?;
     }
-    Ok(items.clone())
-}
-
-fn nfc(s: &str) -> String {
-    use unicode_normalization::UnicodeNormalization;
-    s.nfc().collect()
+    Ok(items.to_vec())
 }
 
 impl<'a> Manifest<'a> {
@@ -252,10 +194,10 @@ impl<'a> Manifest<'a> {
                 ))
             }
         }
-        let top = object(&v, "the manifest", &TOP)?;
+        let top = RULES.object(&v, "the manifest", &TOP)?;
         let complete = match top.get("complete") {
             Some(Value::Bool(b)) => *b,
-            _ => return Err(refuse("manifest-field", "complete must be true or false")),
+            _ => return Err(RULES.field("complete must be true or false")),
         };
         let scope = match top.get("scope") {
             None => None,
@@ -264,54 +206,39 @@ impl<'a> Manifest<'a> {
                     .iter()
                     .map(|i| i.as_str().map(str::to_string))
                     .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| refuse("manifest-field", "scope must hold strings"))?,
+                    .ok_or_else(|| RULES.field("scope must hold strings"))?,
             ),
-            Some(_) => return Err(refuse("manifest-field", "scope must be an array")),
+            Some(_) => return Err(RULES.field("scope must be an array")),
         };
-        let servers_value = match top.get("servers") {
-            Some(Value::Array(s)) => s,
-            _ => return Err(refuse("manifest-field", "servers must be an array")),
-        };
+        let servers_value = RULES.array(top, "servers", "the manifest")?;
         let mut servers = Vec::with_capacity(servers_value.len());
-        let mut ids = std::collections::HashSet::new();
+        let mut ids = HashSet::new();
         for (i, sv) in servers_value.iter().enumerate() {
             let what = format!("servers[{i}]");
-            let o = object(sv, &what, &SERVER)?;
-            let id = text(o, "id", &what)?;
+            let o = RULES.object(sv, &what, &SERVER)?;
+            let id = RULES.text(o, "id", &what)?;
             if id.is_empty() {
-                return Err(refuse("manifest-field", format!("{what}.id is empty")));
+                return Err(RULES.field(format!("{what}.id is empty")));
             }
-            if !ids.insert(nfc(id)) {
-                return Err(refuse(
-                    "manifest-duplicate-name",
-                    format!(
-                        "the server {} is listed twice (equal after NFC)",
-                        crate::render::quoted(id, 64)
-                    ),
-                ));
-            }
-            let passes = match o.get("passes") {
-                Some(Value::Number(n)) => n.literal().parse::<u32>().ok().filter(|p| *p >= 1),
-                _ => None,
-            }
-            .ok_or_else(|| {
-                refuse(
-                    "manifest-field",
-                    format!("{what}.passes must be a whole number from 1"),
-                )
-            })?;
+            RULES.unique(&mut ids, id, "the manifest's servers")?;
+            let passes = u32::try_from(RULES.whole(o, "passes", &what, 1)?)
+                .map_err(|_| RULES.field(format!("{what}.passes is too large")))?;
             servers.push(ManifestServer {
                 id: id.to_string(),
-                reported_name: optional_text(o, "reported_name", &what)?,
-                protocol_version: text(o, "protocol_version", &what)?.to_string(),
+                reported_name: RULES.optional_text(o, "reported_name", &what)?,
+                protocol_version: RULES.text(o, "protocol_version", &what)?.to_string(),
                 passes,
-                instructions: optional_text(o, "instructions", &what)?,
+                instructions: RULES.optional_text(o, "instructions", &what)?,
+                package: match o.get("package") {
+                    None | Some(Value::Null) => None,
+                    Some(p) => Some(Package::read(p, &what, RULES)?),
+                },
                 tools: listing(o, "tools", &what, true)?,
                 prompts: listing(o, "prompts", &what, false)?,
             });
         }
         if let Some(scope) = &scope {
-            let named: std::collections::HashSet<String> = scope.iter().map(|s| nfc(s)).collect();
+            let named: HashSet<String> = scope.iter().map(|s| nfc(s)).collect();
             if named != ids || named.len() != scope.len() {
                 return Err(refuse(
                     "manifest-scope",
@@ -320,10 +247,12 @@ impl<'a> Manifest<'a> {
             }
         }
         Ok(Manifest {
-            protocol_version: text(top, "protocol_version", "the manifest")?.to_string(),
+            protocol_version: RULES
+                .text(top, "protocol_version", "the manifest")?
+                .to_string(),
             complete,
-            captured_at: text(top, "captured_at", "the manifest")?.to_string(),
-            captured_by: text(top, "captured_by", "the manifest")?.to_string(),
+            captured_at: RULES.text(top, "captured_at", "the manifest")?.to_string(),
+            captured_by: RULES.text(top, "captured_by", "the manifest")?.to_string(),
             scope,
             servers,
         })
@@ -354,6 +283,7 @@ mod tests {
                 protocol_version: "2025-11-25".into(),
                 passes: 2,
                 instructions: None,
+                package: None,
                 tools: vec![tool],
                 prompts: vec![],
             }],

@@ -270,6 +270,7 @@ pub fn manifest_server(id: String, s: Surface) -> ManifestServer<'static> {
         protocol_version: s.revision.as_str().to_string(),
         passes: s.passes,
         instructions: s.instructions,
+        package: None,
         tools: s.tools,
         prompts: s.prompts,
     }

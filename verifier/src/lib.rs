@@ -5,7 +5,9 @@
 
 pub mod checkpoint;
 pub mod cli;
+pub mod gate;
 pub mod outcome;
+pub mod signature;
 pub mod verify_log;
 pub mod verify_proof;
 

@@ -7,6 +7,7 @@ mod error;
 mod names;
 mod number;
 mod parser;
+mod pretty;
 mod reader;
 mod scan;
 mod value;
@@ -18,5 +19,6 @@ pub use canonical::{
 pub(crate) use canonical_builder::CanonicalBuilder;
 pub use error::{ReadError, Rule};
 pub use number::{to_f64, write_es, Undecidability};
+pub use pretty::write_pretty;
 pub use reader::{array_items, canonicalize, parse, ArrayItems, Limits, SecondPart, MAX_DEPTH};
 pub use value::{Number, Object, Value};

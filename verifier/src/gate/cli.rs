@@ -1,0 +1,395 @@
+//! The gate's commands as both binaries offer them (`lock`, `verify`, `key`, `sign`): their
+//! arguments, the files they read and write, and what they print. Exit codes are a contract
+//! (docs/GATE.md): 0 holds, 1 a departure proven, 2 the command line is wrong, 3 something could
+//! not be compared, 4 an input could not be read (a bad or stale signature included).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use pinlog_core::lockfile::{canonical_digest, Lockfile};
+use pinlog_core::manifest::Manifest;
+use pinlog_core::render;
+use pinlog_log::files::{read_bounded, write_atomic};
+
+use super::lock::{approve, Approval};
+use super::report_text::render_findings;
+use super::{
+    inspect, report_json, report_sarif, report_text, Gate, Inputs, Report, SignatureState,
+};
+use crate::signature;
+
+const EXIT_OK: u8 = 0;
+const EXIT_USAGE: u8 = 2;
+const EXIT_UNREADABLE: u8 = 4;
+
+/// The largest manifest or lockfile read, in bytes.
+const MAX_DOCUMENT: u64 = 64 << 20;
+
+/// A failure: the exit code and what to print after `error: `.
+struct Stop(u8, String);
+
+fn unreadable(message: impl Into<String>) -> Stop {
+    Stop(EXIT_UNREADABLE, message.into())
+}
+
+fn finish(outcome: Result<u8, Stop>) -> u8 {
+    match outcome {
+        Ok(code) => code,
+        Err(Stop(code, message)) => {
+            eprintln!("error: {}", render::safe(&message));
+            code
+        }
+    }
+}
+
+fn read(path: &Path, what: &str) -> Result<Vec<u8>, Stop> {
+    read_bounded(path, MAX_DOCUMENT)
+        .map_err(|e| unreadable(format!("cannot read the {what} {}: {e}", path.display())))
+}
+
+fn read_manifest<'b>(path: &Path, bytes: &'b [u8]) -> Result<Manifest<'b>, Stop> {
+    Manifest::read(bytes).map_err(|e| unreadable(format!("the manifest {}: {e}", path.display())))
+}
+
+fn signature_path(lock: &Path) -> PathBuf {
+    let mut p = lock.as_os_str().to_owned();
+    p.push(".sig");
+    PathBuf::from(p)
+}
+
+#[derive(Args, Debug)]
+pub struct LockArgs {
+    /// The manifest to approve, as `pinlog export` writes it
+    #[arg(value_name = "MANIFEST")]
+    pub manifest: PathBuf,
+    /// The lockfile to write
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        default_value = "mcp.lock.json"
+    )]
+    pub output: PathBuf,
+    /// Write every non-ASCII character of reported text as <U+XXXX>
+    #[arg(long)]
+    pub ascii: bool,
+}
+
+/// `lock`: approves the manifest as it stands.
+pub fn lock(args: LockArgs) -> u8 {
+    finish(run_lock(&args))
+}
+
+fn run_lock(args: &LockArgs) -> Result<u8, Stop> {
+    let manifest_bytes = read(&args.manifest, "manifest")?;
+    let manifest = read_manifest(&args.manifest, &manifest_bytes)?;
+    let previous_bytes = match args.output.try_exists() {
+        Ok(true) => Some(read(&args.output, "lockfile")?),
+        Ok(false) => None,
+        Err(e) => {
+            return Err(unreadable(format!(
+                "cannot look at {}: {e}",
+                args.output.display()
+            )))
+        }
+    };
+    let previous = match &previous_bytes {
+        Some(b) => Some(Lockfile::read(b).map_err(|e| {
+            unreadable(format!(
+                "the lockfile already at {} cannot be read ({e}); lock does not replace what it \
+                 cannot read: restore it, or move it away and approve afresh",
+                args.output.display()
+            ))
+        })?),
+        None => None,
+    };
+    let inspections = inspect::inspect(&manifest);
+    if !inspections.is_empty() {
+        eprint!("{}", render_findings(&inspections, args.ascii));
+        eprintln!(
+            "warning: {} finding(s) above are approved with the rest; `pinlog verify -fail-on all` \
+             gates on them",
+            inspections.len()
+        );
+    }
+    if !manifest.complete {
+        eprintln!(
+            "warning: the capture is not complete (a listing changed between readings, or was read \
+             once): a tool it missed is not approved, and will show as added when it is served"
+        );
+    }
+    let approval = approve(&manifest, previous.as_ref()).map_err(|e| unreadable(e.0))?;
+    let written = match approval {
+        Approval::Unchanged => {
+            let serial = previous.as_ref().map_or(0, |p| p.approval_serial);
+            println!(
+                "{}: the approved surface did not move; the lockfile is left as it is (approval {serial})",
+                args.output.display()
+            );
+            previous_bytes.unwrap_or_default()
+        }
+        Approval::Moved(lockfile) => {
+            let bytes = lockfile.to_bytes();
+            write_atomic(&args.output, &bytes)
+                .map_err(|e| unreadable(format!("cannot write {}: {e}", args.output.display())))?;
+            let (tools, prompts, undecidable) = lockfile.servers.iter().fold((0, 0, 0), |n, s| {
+                let prompts = s.prompts.as_deref().unwrap_or_default();
+                let undecidable = s
+                    .tools
+                    .iter()
+                    .chain(prompts)
+                    .filter(|p| p.digest.is_err())
+                    .count();
+                (n.0 + s.tools.len(), n.1 + prompts.len(), n.2 + undecidable)
+            });
+            println!(
+                "approved {} server(s), {tools} tool(s), {prompts} prompt(s) into {} (approval {})",
+                lockfile.servers.len(),
+                args.output.display(),
+                lockfile.approval_serial
+            );
+            if undecidable > 0 {
+                eprintln!(
+                    "warning: {undecidable} item(s) hold number literals no double identifies; \
+                     verify can never report them as matching (exit 3)"
+                );
+            }
+            bytes
+        }
+    };
+    // A signature is somebody's statement: lock never removes one, and says when it no longer
+    // covers the file.
+    let sig = signature_path(&args.output);
+    if sig.exists() {
+        let covers = read_bounded(&sig, 64 << 10)
+            .ok()
+            .and_then(|b| signature::read_envelope(&b).ok())
+            .zip(canonical_digest(&written).ok())
+            .is_some_and(|(env, digest)| env.lock_digest == digest);
+        if covers {
+            println!("{} still signs this lockfile", sig.display());
+        } else {
+            eprintln!(
+                "warning: {} does not sign this lockfile; it was left in place. Sign again with \
+                 `pinlog sign -lock {} -key KEY`",
+                sig.display(),
+                args.output.display()
+            );
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// A report format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Sarif,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The manifest of the surface served now, as `pinlog export` writes it
+    #[arg(value_name = "MANIFEST")]
+    pub manifest: PathBuf,
+    /// The lockfile holding the approved surface
+    #[arg(long = "lock", value_name = "FILE", default_value = "mcp.lock.json")]
+    pub lock: PathBuf,
+    /// The policies that fail the run: `all`, `none`, or a comma-separated list [default:
+    /// tool-changed, tool-added, tool-removed, server-renamed, prompt-changed, prompt-added,
+    /// prompt-removed, instructions-changed]
+    #[arg(long = "fail-on", value_name = "POLICIES", value_parser = Gate::parse)]
+    pub fail_on: Option<Gate>,
+    /// The report's format
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Write the report to FILE (whole or not at all) instead of standard output
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// A public key (SPKI PEM) the lockfile's signature (LOCK.sig) must verify against; repeat
+    /// for rotation. With it, a missing, foreign or bad signature exits 4
+    #[arg(long = "pubkey", value_name = "FILE")]
+    pub pubkey: Vec<PathBuf>,
+    /// Refuse a lockfile whose approval_serial is below N (exit 4)
+    #[arg(long = "min-serial", value_name = "N")]
+    pub min_serial: Option<u64>,
+    /// Refuse a signature older than this, e.g. 720h or 30days (exit 4)
+    #[arg(long = "max-signature-age", value_name = "DURATION", requires = "pubkey",
+          value_parser = humantime::parse_duration)]
+    pub max_signature_age: Option<Duration>,
+    /// Write every non-ASCII character of reported text as <U+XXXX>
+    #[arg(long)]
+    pub ascii: bool,
+}
+
+/// `verify`: the served surface against the approved one. Returns the exit code.
+pub fn verify(args: VerifyArgs) -> u8 {
+    finish(run_verify(args))
+}
+
+fn run_verify(args: VerifyArgs) -> Result<u8, Stop> {
+    let lock_bytes = read(&args.lock, "lockfile")?;
+    let lock = Lockfile::read(&lock_bytes)
+        .map_err(|e| unreadable(format!("the lockfile {}: {e}", args.lock.display())))?;
+    let manifest_bytes = read(&args.manifest, "manifest")?;
+    let manifest = read_manifest(&args.manifest, &manifest_bytes)?;
+    let signature = check_signature(&args, &lock_bytes)?;
+    if let Some(floor) = args.min_serial {
+        if lock.approval_serial < floor {
+            return Err(unreadable(format!(
+                "the lockfile {} is approval {}, below the floor {floor} given with -min-serial: \
+                 an older approval may have been put back",
+                args.lock.display(),
+                lock.approval_serial
+            )));
+        }
+    }
+    let lock_path = args.lock.display().to_string();
+    let manifest_path = args.manifest.display().to_string();
+    let inputs = Inputs {
+        lock_path: &lock_path,
+        manifest_path: &manifest_path,
+    };
+    let gate = args.fail_on.clone().unwrap_or_default();
+    let report = Report::new(&manifest, &lock, gate, signature, inputs);
+    let bytes = match args.format {
+        Format::Text => report_text::render(&report, args.ascii).into_bytes(),
+        Format::Json => report_json::render(&report),
+        Format::Sarif => report_sarif::render(&report, &String::from_utf8_lossy(&lock_bytes)),
+    };
+    match &args.output {
+        Some(path) => write_atomic(path, &bytes)
+            .map_err(|e| unreadable(format!("cannot write the report {}: {e}", path.display())))?,
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)
+                .and_then(|()| out.flush())
+                .map_err(|e| unreadable(format!("cannot write the report: {e}")))?;
+        }
+    }
+    if args.output.is_some() && args.format != Format::Text {
+        eprintln!(
+            "{}: exit {}",
+            report.status.as_str(),
+            report.status.exit_code()
+        );
+    }
+    Ok(report.status.exit_code())
+}
+
+/// The signature's state: checked against the pinned keys when there are any (every failure is
+/// exit 4: the lockfile cannot be read as an approval), otherwise only noticed.
+fn check_signature(args: &VerifyArgs, lock_bytes: &[u8]) -> Result<SignatureState, Stop> {
+    let sig = signature_path(&args.lock);
+    if args.pubkey.is_empty() {
+        return Ok(if sig.exists() {
+            SignatureState::Unchecked
+        } else {
+            SignatureState::Absent
+        });
+    }
+    let mut trusted = Vec::new();
+    for p in &args.pubkey {
+        trusted.push(
+            signature::read_public_key(p)
+                .map_err(|e| unreadable(format!("-pubkey {}: {e}", p.display())))?,
+        );
+    }
+    let sig_bytes = match read_bounded(&sig, 64 << 10) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(unreadable(format!(
+                "-pubkey was given and the lockfile has no signature at {}: sign it with `pinlog \
+                 sign -lock {} -key KEY`",
+                sig.display(),
+                args.lock.display()
+            )))
+        }
+        Err(e) => return Err(unreadable(format!("cannot read {}: {e}", sig.display()))),
+    };
+    let envelope = signature::read_envelope(&sig_bytes)
+        .map_err(|e| unreadable(format!("{}: {e}", sig.display())))?;
+    let digest = canonical_digest(lock_bytes)
+        .map_err(|e| unreadable(format!("the lockfile {}: {e}", args.lock.display())))?;
+    signature::check(
+        &envelope,
+        &trusted,
+        &digest,
+        signature::now_unix(),
+        args.max_signature_age,
+    )
+    .map_err(|e| unreadable(format!("{}: {e}", sig.display())))?;
+    Ok(SignatureState::Verified {
+        public_key_fingerprint: envelope.public_key_fingerprint,
+        signed_at: envelope.signed_at.clone(),
+    })
+}
+
+#[derive(Args, Debug)]
+pub struct KeyArgs {
+    /// Where to write the private key (PKCS#8 PEM, mode 0600); the public key goes to FILE.pub
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+/// `key`: a new Ed25519 key pair for signing lockfiles.
+pub fn key(args: KeyArgs) -> u8 {
+    finish((|| {
+        let key = signature::generate().map_err(|e| unreadable(e.to_string()))?;
+        signature::write_key_pair(&args.output, &key).map_err(|e| {
+            let code = if args.output.exists() {
+                EXIT_USAGE
+            } else {
+                EXIT_UNREADABLE
+            };
+            Stop(code, e.to_string())
+        })?;
+        println!(
+            "wrote {} (private: keep it secret) and {}.pub (for verify -pubkey); key {}",
+            args.output.display(),
+            args.output.display(),
+            key.public().fingerprint()
+        );
+        Ok(EXIT_OK)
+    })())
+}
+
+#[derive(Args, Debug)]
+pub struct SignArgs {
+    /// The lockfile to sign; the signature goes to LOCK.sig
+    #[arg(long = "lock", value_name = "FILE", default_value = "mcp.lock.json")]
+    pub lock: PathBuf,
+    /// The private key (PKCS#8 PEM, as `pinlog key` or `openssl genpkey -algorithm ed25519`
+    /// writes it)
+    #[arg(long = "key", value_name = "FILE")]
+    pub key: PathBuf,
+}
+
+/// `sign`: signs a lockfile that reads, as it stands.
+pub fn sign(args: SignArgs) -> u8 {
+    finish((|| {
+        let bytes = read(&args.lock, "lockfile")?;
+        let lock = Lockfile::read(&bytes)
+            .map_err(|e| unreadable(format!("the lockfile {}: {e}", args.lock.display())))?;
+        let digest = canonical_digest(&bytes)
+            .map_err(|e| unreadable(format!("the lockfile {}: {e}", args.lock.display())))?;
+        let key = signature::read_signing_key(&args.key)
+            .map_err(|e| unreadable(format!("{}: {e}", args.key.display())))?;
+        let sig = signature_path(&args.lock);
+        let envelope = signature::sign(&key, &digest, signature::now_unix())
+            .map_err(|e| unreadable(e.to_string()))?;
+        write_atomic(&sig, &envelope)
+            .map_err(|e| unreadable(format!("cannot write {}: {e}", sig.display())))?;
+        println!(
+            "signed {} (approval {}) with key {}; wrote {}",
+            args.lock.display(),
+            lock.approval_serial,
+            key.public().fingerprint(),
+            sig.display()
+        );
+        Ok(EXIT_OK)
+    })())
+}
