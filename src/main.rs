@@ -22,8 +22,8 @@ use crate::io::Render;
 )]
 #[command(
     after_help = "Exit codes: 0 ok, 1 a departure or an inconsistency was proven, 2 the command \
-line is wrong, 3 something could not be compared (an undecidable number), 4 an input could not \
-be read. See docs/CLI.md."
+line is wrong, 3 something could not be compared (an undecidable number; for verify also an \
+incomplete capture or a narrower scope), 4 an input could not be read. See docs/CLI.md."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -440,40 +440,23 @@ struct DigestArgs {
 }
 
 /// `export` and the gate's commands also take their long flags with one dash, as other pinning
-/// tools spell them: `-config`, `-lock`, `-fail-on`, `-pubkey`, and so on.
+/// tools spell them (`-config`, `-lock`, `-fail-on`, …).
 fn one_dash_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    const EXPORT: &[(&str, bool)] = &[
+        ("-config", true),
+        ("-server", true),
+        ("-protocol", true),
+        ("-passes", true),
+    ];
     let args: Vec<_> = args.collect();
-    let flags: &[&str] = match args.get(1).and_then(|a| a.to_str()) {
-        Some("export") => &["-config", "-server", "-protocol", "-passes"],
-        Some("lock") => &["-output", "-ascii"],
-        Some("verify") => &[
-            "-lock",
-            "-fail-on",
-            "-format",
-            "-output",
-            "-pubkey",
-            "-min-serial",
-            "-max-signature-age",
-            "-ascii",
-        ],
-        Some("key") => &["-output"],
-        Some("sign") => &["-lock", "-key"],
-        _ => return args,
-    };
-    args.into_iter()
-        .map(|a| match a.to_str() {
-            Some(flag) if flags.contains(&flag) => format!("-{flag}").into(),
-            Some(flag) if flag.starts_with('-') && flag.contains('=') => {
-                match flag.split_once('=') {
-                    Some((name, value)) if flags.contains(&name) => {
-                        format!("-{name}={value}").into()
-                    }
-                    _ => a,
-                }
-            }
-            _ => a,
-        })
-        .collect()
+    match args.get(1).and_then(|a| a.to_str()) {
+        Some("export") => pinlog_verifier::gate::cli::one_dash(args, EXPORT),
+        Some(command) => match pinlog_verifier::gate::cli::flags_of(command) {
+            Some(flags) => pinlog_verifier::gate::cli::one_dash(args, flags),
+            None => args,
+        },
+        None => args,
+    }
 }
 
 /// A revision to ask for, or none for auto.

@@ -18,6 +18,9 @@ use crate::render::quoted;
 /// The version this module writes.
 pub const SCHEMA_VERSION: u64 = 2;
 
+/// The largest `approval_serial`: 2^53, the largest integer every JSON reader reads exactly.
+pub const MAX_SERIAL: u64 = 1 << 53;
+
 const RULES: Rules = Rules {
     field: "lockfile-field",
     duplicate: "lockfile-duplicate-name",
@@ -82,9 +85,15 @@ impl<'a> Pin<'a> {
     }
 }
 
-/// The digest of `v`, or the literals that keep it from having one.
+/// The digest of `v`, or the literals that keep it from having one: each distinct literal once,
+/// sorted by its bytes, so that the list does not depend on the order members were written in.
 fn undecidable_literals(v: &Value<'_>) -> Result<Digest, Vec<String>> {
-    value_digest(v).map_err(|u| u.literals.into_iter().map(|l| l.literal).collect())
+    value_digest(v).map_err(|u| {
+        let mut literals: Vec<String> = u.literals.into_iter().map(|l| l.literal).collect();
+        literals.sort();
+        literals.dedup();
+        literals
+    })
 }
 
 impl Lockfile<'_> {
@@ -93,23 +102,26 @@ impl Lockfile<'_> {
     }
 
     /// The lockfile as version 2, laid out for review: canonical member order, servers by id and
-    /// tools and prompts by name (UTF-16 order), two-space indents, ending in a newline. Equal
-    /// lockfiles give equal bytes.
+    /// tools and prompts by name (UTF-16 order), one member per line with two-space indents, and
+    /// each approved object or text, the package and the literals on one line of canonical JSON
+    /// (so that a deeply nested tool cannot multiply the file's size, and a change to one is one
+    /// changed line); a final line feed. Equal lockfiles give equal bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut o = Vec::new();
-        o.extend_from_slice(format!("{{\"approval_serial\":{}", self.approval_serial).as_bytes());
         o.extend_from_slice(
-            format!(",\"schema_version\":{SCHEMA_VERSION},\"servers\":[").as_bytes(),
+            format!(
+                "{{\n  \"approval_serial\": {},\n  \"schema_version\": {SCHEMA_VERSION},\n  \"servers\": [",
+                self.approval_serial
+            )
+            .as_bytes(),
         );
         let mut servers: Vec<_> = self.servers.iter().collect();
         servers.sort_by(|a, b| cmp_utf16(&a.id, &b.id));
-        for (i, s) in servers.into_iter().enumerate() {
-            if i > 0 {
-                o.push(b',');
-            }
-            o.extend_from_slice(b"{\"id\":");
+        for (i, s) in servers.iter().enumerate() {
+            o.extend_from_slice(if i == 0 { b"\n    {" } else { b",\n    {" });
+            o.extend_from_slice(b"\n      \"id\": ");
             json::write_string(&mut o, &s.id);
-            o.extend_from_slice(b",\"instructions\":");
+            o.extend_from_slice(b",\n      \"instructions\": ");
             match &s.instructions {
                 InstructionsPin::Approved(Some(text)) => {
                     o.extend_from_slice(b"{\"approved\":");
@@ -122,64 +134,69 @@ impl Lockfile<'_> {
                     o.extend_from_slice(b"null")
                 }
             }
-            o.extend_from_slice(b",\"package\":");
+            o.extend_from_slice(b",\n      \"package\": ");
             match &s.package {
                 Some(p) => p.write(&mut o),
                 None => o.extend_from_slice(b"null"),
             }
-            o.extend_from_slice(b",\"prompts\":");
+            o.extend_from_slice(b",\n      \"prompts\": ");
             write_pins(&mut o, s.prompts.as_deref().unwrap_or_default());
-            o.extend_from_slice(b",\"protocol_version\":");
+            o.extend_from_slice(b",\n      \"protocol_version\": ");
             json::write_string(&mut o, s.protocol_version.as_deref().unwrap_or_default());
-            o.extend_from_slice(b",\"reported_name\":");
+            o.extend_from_slice(b",\n      \"reported_name\": ");
             match &s.reported_name {
                 Some(n) => json::write_string(&mut o, n),
                 None => o.extend_from_slice(b"null"),
             }
-            o.extend_from_slice(b",\"tools\":");
+            o.extend_from_slice(b",\n      \"tools\": ");
             write_pins(&mut o, &s.tools);
-            o.push(b'}');
+            o.extend_from_slice(b"\n    }");
         }
-        o.extend_from_slice(b"]}");
-        let laid_out = json::parse(&o, Limits::with_max_bytes(usize::MAX))
-            .expect("the lockfile writer writes JSON the reader reads");
-        let mut out = Vec::with_capacity(o.len() * 2);
-        json::write_pretty(&laid_out, &mut out);
-        out.push(b'\n');
-        out
+        o.extend_from_slice(if servers.is_empty() {
+            b"]\n}\n"
+        } else {
+            b"\n  ]\n}\n"
+        });
+        o
     }
 }
 
 fn write_pins(o: &mut Vec<u8>, pins: &[Pin<'_>]) {
+    if pins.is_empty() {
+        o.extend_from_slice(b"[]");
+        return;
+    }
     let mut pins: Vec<_> = pins.iter().collect();
     pins.sort_by(|a, b| cmp_utf16(&a.name, &b.name));
     o.push(b'[');
     for (i, p) in pins.into_iter().enumerate() {
-        if i > 0 {
-            o.push(b',');
-        }
-        o.extend_from_slice(b"{\"approved\":");
+        o.extend_from_slice(if i == 0 {
+            b"\n        {"
+        } else {
+            b",\n        {"
+        });
+        o.extend_from_slice(b"\n          \"approved\": ");
         match &p.approved {
             Some(v) => json::write_as_served(v, o),
             None => o.extend_from_slice(b"null"),
         }
         match &p.digest {
             Ok(d) => {
-                o.extend_from_slice(b",\"digest\":");
+                o.extend_from_slice(b",\n          \"digest\": ");
                 json::write_string(o, &d.to_string());
-                o.extend_from_slice(b",\"name\":");
+                o.extend_from_slice(b",\n          \"name\": ");
                 json::write_string(o, &p.name);
             }
             Err(literals) => {
-                o.extend_from_slice(b",\"name\":");
+                o.extend_from_slice(b",\n          \"name\": ");
                 json::write_string(o, &p.name);
-                o.extend_from_slice(b",\"undecidable_literals\":");
+                o.extend_from_slice(b",\n          \"undecidable_literals\": ");
                 json::write_strings(o, literals.iter().map(String::as_str));
             }
         }
-        o.push(b'}');
+        o.extend_from_slice(b"\n        }");
     }
-    o.push(b']');
+    o.extend_from_slice(b"\n      ]");
 }
 
 /// The digest a signature covers: SHA-256 of the lockfile's canonical form (RFC 8785, except
@@ -360,7 +377,12 @@ impl<'a> Lockfile<'a> {
         let approval_serial = if version == 1 {
             0
         } else {
-            RULES.whole(top, "approval_serial", "the lockfile", 1)?
+            let serial = RULES.whole(top, "approval_serial", "the lockfile", 1)?;
+            // Every reader must read the same serial: at most 2^53, like every pinned number.
+            if serial > MAX_SERIAL {
+                return Err(RULES.field("approval_serial is above 2^53"));
+            }
+            serial
         };
         let mut ids = HashSet::new();
         let mut servers = Vec::new();

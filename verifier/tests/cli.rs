@@ -93,3 +93,27 @@ fn verifies_states_and_fails_with_the_contracted_codes() {
     assert_eq!(o.status.code(), Some(0));
     assert!(text(&o.stdout).contains("verify-log"));
 }
+
+/// The auditors' binary carries the gate too: approve, then check, with one-dash flags.
+#[test]
+fn the_small_binary_locks_and_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let manifest = |description: &str| {
+        format!(
+            r#"{{"schema_version":2,"protocol_version":"2025-11-25","complete":true,"captured_at":"2026-11-30T12:00:00Z","captured_by":"t","servers":[{{"id":"s","reported_name":"s","protocol_version":"2025-11-25","passes":2,"tools":[{{"name":"t","description":"{description}"}}]}}]}}"#
+        )
+    };
+    std::fs::write(dir.join("a.json"), manifest("One.")).unwrap();
+    std::fs::write(dir.join("b.json"), manifest("Two.")).unwrap();
+    let lock = dir.join("mcp.lock.json");
+    let lock = lock.to_str().unwrap();
+    let at = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let o = verify(&["lock", "-output", lock, &at("a.json")]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = verify(&["verify", "-lock", lock, &at("a.json")]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    let o = verify(&["verify", "-lock", lock, &at("b.json")]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("VIOLATION tool-changed\n  s: tool t changed"));
+}

@@ -110,6 +110,30 @@ fn v1(refund_canonical: &str) -> String {
     .to_string()
 }
 
+/// What the base surface serves that a version 1 lockfile never pinned.
+const V1_UNPINNED: &[(&str, &str, &str, &str)] = &[
+    ("unexamined", "prompt-added", "billing", "summarize"),
+    (
+        "unexamined",
+        "instructions-changed",
+        "billing",
+        "instructions",
+    ),
+];
+
+/// The base surface's crm server as a version 2 lockfile, typed out.
+fn v2_by_hand() -> String {
+    let find =
+        r#"{"description":"Find a contact.","inputSchema":{"type":"object"},"name":"crm.find"}"#;
+    format!(
+        r#"{{"schema_version": 2, "approval_serial": 4, "servers": [{{"id": "crm",
+            "reported_name": "crm", "protocol_version": "2025-11-25", "instructions": null,
+            "package": {{"registry": "npm", "name": "crm-mcp", "version": "1.0.0", "digest": null}},
+            "prompts": [], "tools": [{{"name": "crm.find", "digest": "{}", "approved": {find}}}]}}]}}"#,
+        sha(find)
+    )
+}
+
 const REFUND: &str =
     r#"{"description":"Refund a charge.","inputSchema":{"type":"object"},"name":"stripe.refund"}"#;
 
@@ -233,6 +257,12 @@ fn cases() -> Vec<Case> {
             f(m)
         })
     };
+    // Two undecidable literals, the larger first: their record must not depend on member order.
+    let big_twice = edit(|m| {
+        let t = item(m, "billing", "tools", "stripe.list");
+        t["zMax"] = json!(9007199254740995u64);
+        t["aMin"] = json!(9007199254740993u64);
+    });
     let cafe_nfc = edit(|m| server(m, "crm")["id"] = json!("caf\u{e9}"));
     let cafe_nfd = edit(|m| server(m, "crm")["id"] = json!("cafe\u{301}"));
 
@@ -644,38 +674,123 @@ fn cases() -> Vec<Case> {
             "hidden-characters",
         ),
         // Version 1 lockfiles: digests only.
-        case(
-            "v1 lockfile, surface as approved",
-            v1(REFUND),
-            b.clone(),
-            Verdict(0, &[]),
+        gated(
+            case(
+                "v1 lockfile, tools as approved",
+                v1(REFUND),
+                b.clone(),
+                Verdict(0, V1_UNPINNED),
+            ),
+            "tool-changed,tool-added,tool-removed",
         ),
         case(
-            "v1 lockfile, a tool moved",
+            "v1 lockfile: served prompts and instructions were never pinned",
+            v1(REFUND),
+            b.clone(),
+            Verdict(3, V1_UNPINNED),
+        ),
+        case(
+            "v1 lockfile, a tool moved: 1 outranks the unpinned prompt",
             v1(REFUND),
             changed.clone(),
             Verdict(
                 1,
-                &[("violation", "tool-changed", "billing", "stripe.refund")],
+                &[
+                    ("violation", "tool-changed", "billing", "stripe.refund"),
+                    ("unexamined", "prompt-added", "billing", "summarize"),
+                    (
+                        "unexamined",
+                        "instructions-changed",
+                        "billing",
+                        "instructions",
+                    ),
+                ],
             ),
         ),
-        case(
-            "v1 lockfile, a digest that is not the served tool's",
-            v1(&REFUND.replace("Refund a charge.", "Refund.")),
-            b.clone(),
-            Verdict(
-                1,
-                &[("violation", "tool-changed", "billing", "stripe.refund")],
+        gated(
+            case(
+                "v1 lockfile, a digest that is not the served tool's",
+                v1(&REFUND.replace("Refund a charge.", "Refund.")),
+                b.clone(),
+                Verdict(
+                    1,
+                    &[
+                        ("violation", "tool-changed", "billing", "stripe.refund"),
+                        ("unexamined", "prompt-added", "billing", "summarize"),
+                        (
+                            "unexamined",
+                            "instructions-changed",
+                            "billing",
+                            "instructions",
+                        ),
+                    ],
+                ),
             ),
+            "tool-changed",
         ),
         case(
-            "v1 lockfile does not compare prompts or instructions",
+            "v1 lockfile, no prompts or instructions served",
             v1(REFUND),
             edit(|m| {
                 remove(m, "billing", "prompts", "summarize");
-                server(m, "billing")["instructions"] = json!("Other.");
+                server(m, "billing")["instructions"] = J::Null;
             }),
             Verdict(0, &[]),
+        ),
+        // A version 2 lockfile written by hand, digests over canonical forms typed out here.
+        case(
+            "v2 lockfile written by hand",
+            v2_by_hand(),
+            edit(|m| {
+                m["servers"]
+                    .as_array_mut()
+                    .unwrap()
+                    .retain(|s| s["id"] == "crm")
+            }),
+            Verdict(0, &[]),
+        ),
+        case(
+            "undecidable literals in any member order",
+            locked(&big_twice),
+            big_twice.clone(),
+            Verdict(
+                3,
+                &[("undecidable", "tool-changed", "billing", "stripe.list")],
+            ),
+        ),
+        case(
+            "an approved server with instructions only, gone from a complete capture",
+            locked(&edit(|m| {
+                server(m, "crm")["tools"] = json!([]);
+                server(m, "crm")["instructions"] = json!("Always obey crm.");
+            })),
+            edit(|m| {
+                m["servers"]
+                    .as_array_mut()
+                    .unwrap()
+                    .retain(|s| s["id"] == "billing")
+            }),
+            Verdict(
+                1,
+                &[("violation", "instructions-changed", "crm", "instructions")],
+            ),
+        ),
+        case(
+            "an approved server with instructions only, gone from an incomplete capture",
+            locked(&edit(|m| {
+                server(m, "crm")["tools"] = json!([]);
+                server(m, "crm")["instructions"] = json!("Always obey crm.");
+            })),
+            incomplete(|m| {
+                m["servers"]
+                    .as_array_mut()
+                    .unwrap()
+                    .retain(|s| s["id"] == "billing")
+            }),
+            Verdict(
+                3,
+                &[("unseen", "instructions-changed", "crm", "instructions")],
+            ),
         ),
         case(
             "v1 lockfile, an undecidable pin",
@@ -687,7 +802,16 @@ fn cases() -> Vec<Case> {
             b.clone(),
             Verdict(
                 3,
-                &[("undecidable", "tool-changed", "billing", "stripe.refund")],
+                &[
+                    ("undecidable", "tool-changed", "billing", "stripe.refund"),
+                    ("unexamined", "prompt-added", "billing", "summarize"),
+                    (
+                        "unexamined",
+                        "instructions-changed",
+                        "billing",
+                        "instructions",
+                    ),
+                ],
             ),
         ),
         // Names equal after NFC.
@@ -882,4 +1006,55 @@ fn every_case_of_the_table() {
             "{p} has no case"
         );
     }
+}
+
+/// Whatever manifest the reader accepts, `lock` writes a lockfile that reads back, and the same
+/// manifest verified against it holds (or cannot be compared, for undecidable numbers): lock
+/// never writes an approval verify refuses.
+#[test]
+fn every_manifest_locks_into_a_lockfile_that_reads_back_and_holds() {
+    let mut manifests: Vec<String> = cases().into_iter().map(|c| c.served).collect();
+    // Nested as deep as the reader allows inside a tool, and wide.
+    let mut deep = json!("bottom");
+    for _ in 0..249 {
+        deep = json!([deep]);
+    }
+    manifests.push(edit(|m| {
+        item(m, "crm", "tools", "crm.find")["deep"] = deep.clone()
+    }));
+    manifests.push(edit(|m| {
+        let tools: Vec<J> = (0..2000).map(|i| tool(&format!("t{i}"), "x")).collect();
+        server(m, "crm")["tools"] = J::Array(tools);
+    }));
+    let (mut checked, mut too_deep) = (0, 0);
+    for text in &manifests {
+        let Ok(m) = Manifest::read(text.as_bytes()) else {
+            continue;
+        };
+        let Ok(Approval::Moved(l)) = approve(&m, None) else {
+            panic!("approving a manifest that reads: {text:.200}")
+        };
+        let bytes = l.to_bytes();
+        let back = match Lockfile::read(&bytes) {
+            Ok(back) => back,
+            // One level deeper than the manifest allows: `lock` refuses it, writing nothing.
+            Err(e) if e.rule == "lockfile-json" && e.detail.contains("deep") => {
+                too_deep += 1;
+                continue;
+            }
+            Err(e) => panic!("{e}: {text:.200}"),
+        };
+        assert_eq!(back.to_bytes(), bytes);
+        let inputs = Inputs {
+            lock_path: "l",
+            manifest_path: "m",
+        };
+        let r = Report::new(&m, &back, Gate::default(), SignatureState::Absent, inputs);
+        assert!(
+            matches!(r.status, Status::Pass | Status::Partial),
+            "{text:.200}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 40 && too_deep <= 1, "{checked} {too_deep}");
 }

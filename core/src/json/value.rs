@@ -55,6 +55,21 @@ impl<'a> Object<'a> {
         self.members.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
+    /// The value of the member called `name`, to change it. Names cannot be changed or added, so
+    /// the reader's guarantee (no two names equal after NFC) still holds.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Value<'a>> {
+        self.members
+            .iter_mut()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    }
+
+    /// Removes the member called `name` and returns its value.
+    pub fn remove(&mut self, name: &str) -> Option<Value<'a>> {
+        let at = self.members.iter().position(|(k, _)| k == name)?;
+        Some(self.members.remove(at).1)
+    }
+
     /// Members in the order they were written.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value<'a>)> {
         self.members.iter().map(|(k, v)| (k.as_ref(), v))

@@ -4,13 +4,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use pinlog_verifier::cli::{self, VerifyLogArgs};
+use pinlog_verifier::gate::cli as gate;
 
 /// Verify a pinlog (or any C2SP tlog-tiles) log offline.
 #[derive(Parser)]
 #[command(name = "pinlog-verify", version, max_term_width = 100)]
 #[command(
-    after_help = "Exit codes: 0 verified, 1 the log is proven bad, 2 the command line is wrong, \
-4 an input could not be read. See docs/VERIFYING.md."
+    after_help = "Exit codes: 0 verified (or the surface holds), 1 the log is proven bad (or the \
+surface departed), 2 the command line is wrong, 3 something could not be compared, 4 an input \
+could not be read. See docs/VERIFYING.md and docs/GATE.md."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -21,10 +23,32 @@ struct Cli {
 enum Command {
     /// Verify a downloaded log directory, or one inclusion receipt
     VerifyLog(VerifyLogArgs),
+    /// Approve a manifest as it stands: write the lockfile (docs/GATE.md)
+    Lock(gate::LockArgs),
+    /// Check a manifest against the lockfile; exit 0 holds, 1 departed, 3 not comparable, 4
+    /// unreadable (docs/GATE.md)
+    Verify(gate::VerifyArgs),
+    /// Make an Ed25519 key pair for signing lockfiles
+    Key(gate::KeyArgs),
+    /// Sign a lockfile: writes LOCK.sig
+    Sign(gate::SignArgs),
 }
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
-        Command::VerifyLog(args) => ExitCode::from(cli::run(args)),
-    }
+    let args: Vec<_> = std::env::args_os().collect();
+    let args = match args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .and_then(gate::flags_of)
+    {
+        Some(flags) => gate::one_dash(args, flags),
+        None => args,
+    };
+    ExitCode::from(match Cli::parse_from(args).command {
+        Command::VerifyLog(args) => cli::run(args),
+        Command::Lock(args) => gate::lock(args),
+        Command::Verify(args) => gate::verify(args),
+        Command::Key(args) => gate::key(args),
+        Command::Sign(args) => gate::sign(args),
+    })
 }

@@ -3,6 +3,7 @@
 //! (docs/GATE.md): 0 holds, 1 a departure proven, 2 the command line is wrong, 3 something could
 //! not be compared, 4 an input could not be read (a bad or stale signature included).
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -26,6 +27,71 @@ const EXIT_UNREADABLE: u8 = 4;
 /// The largest manifest or lockfile read, in bytes.
 const MAX_DOCUMENT: u64 = 64 << 20;
 
+/// The long flags of each gate command that may be written with one dash, and whether each
+/// takes a value.
+pub fn flags_of(command: &str) -> Option<&'static [(&'static str, bool)]> {
+    Some(match command {
+        "lock" => &[("-output", true), ("-ascii", false)],
+        "verify" => &[
+            ("-lock", true),
+            ("-fail-on", true),
+            ("-format", true),
+            ("-output", true),
+            ("-pubkey", true),
+            ("-min-serial", true),
+            ("-max-signature-age", true),
+            ("-ascii", false),
+        ],
+        "key" => &[("-output", true)],
+        "sign" => &[("-lock", true), ("-key", true)],
+        _ => return None,
+    })
+}
+
+/// `args` with each of `flags` written with one dash (`-lock`, `-lock=F`) rewritten to two. The
+/// value after a flag that takes one is left alone, and so is everything after `--`.
+pub fn one_dash(args: Vec<OsString>, flags: &[(&str, bool)]) -> Vec<OsString> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut args = args.into_iter();
+    while let Some(a) = args.next() {
+        let Some(text) = a.to_str() else {
+            out.push(a);
+            continue;
+        };
+        if text == "--" {
+            out.push(a);
+            out.extend(args);
+            break;
+        }
+        // `-o` is a short flag: it is never rewritten, and its value is left alone.
+        if text == "-o" {
+            out.push(a);
+            out.extend(args.next());
+            continue;
+        }
+        let name = text.split_once('=').map_or(text, |(n, _)| n);
+        match flags.iter().find(|(f, _)| *f == name) {
+            Some((_, takes_value)) => {
+                out.push(format!("-{text}").into());
+                if *takes_value && !text.contains('=') {
+                    out.extend(args.next());
+                }
+            }
+            // A two-dash spelling of a flag that takes a value: its value is left alone too.
+            None => {
+                let value_follows = text
+                    .strip_prefix('-')
+                    .is_some_and(|t| flags.iter().any(|(f, v)| *v && *f == t));
+                out.push(a);
+                if value_follows {
+                    out.extend(args.next());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A failure: the exit code and what to print after `error: `.
 struct Stop(u8, String);
 
@@ -43,13 +109,61 @@ fn finish(outcome: Result<u8, Stop>) -> u8 {
     }
 }
 
+/// A path from the command line, for messages: rendered like any other text from outside.
+fn shown(path: &Path) -> String {
+    render::safe(&path.display().to_string()).into_owned()
+}
+
 fn read(path: &Path, what: &str) -> Result<Vec<u8>, Stop> {
-    read_bounded(path, MAX_DOCUMENT)
-        .map_err(|e| unreadable(format!("cannot read the {what} {}: {e}", path.display())))
+    read_bounded(path, MAX_DOCUMENT).map_err(|e| {
+        let hint = match (what, e.kind()) {
+            ("lockfile", std::io::ErrorKind::NotFound) => {
+                "; approve a manifest first with `pinlog lock -o LOCKFILE MANIFEST`"
+            }
+            ("manifest", std::io::ErrorKind::NotFound) => {
+                "; capture one with `pinlog export -config mcp.json -o MANIFEST`"
+            }
+            _ => "",
+        };
+        unreadable(format!("cannot read the {what} {}: {e}{hint}", shown(path)))
+    })
 }
 
 fn read_manifest<'b>(path: &Path, bytes: &'b [u8]) -> Result<Manifest<'b>, Stop> {
-    Manifest::read(bytes).map_err(|e| unreadable(format!("the manifest {}: {e}", path.display())))
+    Manifest::read(bytes).map_err(|e| {
+        let swapped = if Lockfile::read(bytes).is_ok() {
+            " (this is a lockfile: give it with -lock, and the manifest last)"
+        } else {
+            ""
+        };
+        unreadable(format!("the manifest {}: {e}{swapped}", shown(path)))
+    })
+}
+
+fn read_lockfile<'b>(path: &Path, bytes: &'b [u8]) -> Result<Lockfile<'b>, Stop> {
+    Lockfile::read(bytes).map_err(|e| {
+        let swapped = if Manifest::read(bytes).is_ok() {
+            " (this is a manifest: give the lockfile with -lock, and the manifest last)"
+        } else {
+            ""
+        };
+        unreadable(format!("the lockfile {}: {e}{swapped}", shown(path)))
+    })
+}
+
+/// Writes a file others read (a lockfile, a signature, a report) whole or not at all, keeping
+/// the mode of the file it replaces, or readable by all (0644) when it is new.
+fn write_shared(path: &Path, bytes: &[u8]) -> Result<(), Stop> {
+    let mode = std::fs::metadata(path).ok().map(|m| m.permissions());
+    write_atomic(path, bytes)
+        .map_err(|e| unreadable(format!("cannot write {}: {e}", shown(path))))?;
+    #[cfg(unix)]
+    let mode = mode.or_else(|| Some(std::os::unix::fs::PermissionsExt::from_mode(0o644)));
+    if let Some(mode) = mode {
+        std::fs::set_permissions(path, mode)
+            .map_err(|e| unreadable(format!("cannot set the mode of {}: {e}", shown(path))))?;
+    }
+    Ok(())
 }
 
 fn signature_path(lock: &Path) -> PathBuf {
@@ -90,7 +204,7 @@ fn run_lock(args: &LockArgs) -> Result<u8, Stop> {
         Err(e) => {
             return Err(unreadable(format!(
                 "cannot look at {}: {e}",
-                args.output.display()
+                shown(&args.output)
             )))
         }
     };
@@ -99,7 +213,7 @@ fn run_lock(args: &LockArgs) -> Result<u8, Stop> {
             unreadable(format!(
                 "the lockfile already at {} cannot be read ({e}); lock does not replace what it \
                  cannot read: restore it, or move it away and approve afresh",
-                args.output.display()
+                shown(&args.output)
             ))
         })?),
         None => None,
@@ -125,14 +239,21 @@ fn run_lock(args: &LockArgs) -> Result<u8, Stop> {
             let serial = previous.as_ref().map_or(0, |p| p.approval_serial);
             println!(
                 "{}: the approved surface did not move; the lockfile is left as it is (approval {serial})",
-                args.output.display()
+                shown(&args.output)
             );
             previous_bytes.unwrap_or_default()
         }
         Approval::Moved(lockfile) => {
             let bytes = lockfile.to_bytes();
-            write_atomic(&args.output, &bytes)
-                .map_err(|e| unreadable(format!("cannot write {}: {e}", args.output.display())))?;
+            // What is written must read back: a lockfile that lock writes and verify refuses
+            // would leave nothing to approve with.
+            if let Err(e) = Lockfile::read(&bytes) {
+                return Err(unreadable(format!(
+                    "this surface cannot be pinned, so nothing was written ({e}); the previous \
+                     lockfile, if any, is unchanged"
+                )));
+            }
+            write_shared(&args.output, &bytes)?;
             let (tools, prompts, undecidable) = lockfile.servers.iter().fold((0, 0, 0), |n, s| {
                 let prompts = s.prompts.as_deref().unwrap_or_default();
                 let undecidable = s
@@ -146,7 +267,7 @@ fn run_lock(args: &LockArgs) -> Result<u8, Stop> {
             println!(
                 "approved {} server(s), {tools} tool(s), {prompts} prompt(s) into {} (approval {})",
                 lockfile.servers.len(),
-                args.output.display(),
+                shown(&args.output),
                 lockfile.approval_serial
             );
             if undecidable > 0 {
@@ -168,13 +289,16 @@ fn run_lock(args: &LockArgs) -> Result<u8, Stop> {
             .zip(canonical_digest(&written).ok())
             .is_some_and(|(env, digest)| env.lock_digest == digest);
         if covers {
-            println!("{} still signs this lockfile", sig.display());
+            println!(
+                "{} names this lockfile (its signature is checked by verify -pubkey)",
+                shown(&sig)
+            );
         } else {
             eprintln!(
                 "warning: {} does not sign this lockfile; it was left in place. Sign again with \
                  `pinlog sign -lock {} -key KEY`",
-                sig.display(),
-                args.output.display()
+                shown(&sig),
+                shown(&args.output)
             );
         }
     }
@@ -212,8 +336,9 @@ pub struct VerifyArgs {
     /// for rotation. With it, a missing, foreign or bad signature exits 4
     #[arg(long = "pubkey", value_name = "FILE")]
     pub pubkey: Vec<PathBuf>,
-    /// Refuse a lockfile whose approval_serial is below N (exit 4)
-    #[arg(long = "min-serial", value_name = "N")]
+    /// Refuse a lockfile whose approval_serial is below N (exit 4); a floor is only worth
+    /// having under a signature, so this needs -pubkey
+    #[arg(long = "min-serial", value_name = "N", requires = "pubkey")]
     pub min_serial: Option<u64>,
     /// Refuse a signature older than this, e.g. 720h or 30days (exit 4)
     #[arg(long = "max-signature-age", value_name = "DURATION", requires = "pubkey",
@@ -231,8 +356,7 @@ pub fn verify(args: VerifyArgs) -> u8 {
 
 fn run_verify(args: VerifyArgs) -> Result<u8, Stop> {
     let lock_bytes = read(&args.lock, "lockfile")?;
-    let lock = Lockfile::read(&lock_bytes)
-        .map_err(|e| unreadable(format!("the lockfile {}: {e}", args.lock.display())))?;
+    let lock = read_lockfile(&args.lock, &lock_bytes)?;
     let manifest_bytes = read(&args.manifest, "manifest")?;
     let manifest = read_manifest(&args.manifest, &manifest_bytes)?;
     let signature = check_signature(&args, &lock_bytes)?;
@@ -241,7 +365,7 @@ fn run_verify(args: VerifyArgs) -> Result<u8, Stop> {
             return Err(unreadable(format!(
                 "the lockfile {} is approval {}, below the floor {floor} given with -min-serial: \
                  an older approval may have been put back",
-                args.lock.display(),
+                shown(&args.lock),
                 lock.approval_serial
             )));
         }
@@ -260,8 +384,7 @@ fn run_verify(args: VerifyArgs) -> Result<u8, Stop> {
         Format::Sarif => report_sarif::render(&report, &String::from_utf8_lossy(&lock_bytes)),
     };
     match &args.output {
-        Some(path) => write_atomic(path, &bytes)
-            .map_err(|e| unreadable(format!("cannot write the report {}: {e}", path.display())))?,
+        Some(path) => write_shared(path, &bytes)?,
         None => {
             use std::io::Write;
             let mut out = std::io::stdout().lock();
@@ -295,7 +418,7 @@ fn check_signature(args: &VerifyArgs, lock_bytes: &[u8]) -> Result<SignatureStat
     for p in &args.pubkey {
         trusted.push(
             signature::read_public_key(p)
-                .map_err(|e| unreadable(format!("-pubkey {}: {e}", p.display())))?,
+                .map_err(|e| unreadable(format!("-pubkey {}: {e}", shown(p))))?,
         );
     }
     let sig_bytes = match read_bounded(&sig, 64 << 10) {
@@ -304,16 +427,16 @@ fn check_signature(args: &VerifyArgs, lock_bytes: &[u8]) -> Result<SignatureStat
             return Err(unreadable(format!(
                 "-pubkey was given and the lockfile has no signature at {}: sign it with `pinlog \
                  sign -lock {} -key KEY`",
-                sig.display(),
-                args.lock.display()
+                shown(&sig),
+                shown(&args.lock)
             )))
         }
-        Err(e) => return Err(unreadable(format!("cannot read {}: {e}", sig.display()))),
+        Err(e) => return Err(unreadable(format!("cannot read {}: {e}", shown(&sig)))),
     };
     let envelope = signature::read_envelope(&sig_bytes)
-        .map_err(|e| unreadable(format!("{}: {e}", sig.display())))?;
+        .map_err(|e| unreadable(format!("{}: {e}", shown(&sig))))?;
     let digest = canonical_digest(lock_bytes)
-        .map_err(|e| unreadable(format!("the lockfile {}: {e}", args.lock.display())))?;
+        .map_err(|e| unreadable(format!("the lockfile {}: {e}", shown(&args.lock))))?;
     signature::check(
         &envelope,
         &trusted,
@@ -321,7 +444,7 @@ fn check_signature(args: &VerifyArgs, lock_bytes: &[u8]) -> Result<SignatureStat
         signature::now_unix(),
         args.max_signature_age,
     )
-    .map_err(|e| unreadable(format!("{}: {e}", sig.display())))?;
+    .map_err(|e| unreadable(format!("{}: {e}", shown(&sig))))?;
     Ok(SignatureState::Verified {
         public_key_fingerprint: envelope.public_key_fingerprint,
         signed_at: envelope.signed_at.clone(),
@@ -340,7 +463,7 @@ pub fn key(args: KeyArgs) -> u8 {
     finish((|| {
         let key = signature::generate().map_err(|e| unreadable(e.to_string()))?;
         signature::write_key_pair(&args.output, &key).map_err(|e| {
-            let code = if args.output.exists() {
+            let code = if e.rule == "key-exists" {
                 EXIT_USAGE
             } else {
                 EXIT_UNREADABLE
@@ -349,8 +472,8 @@ pub fn key(args: KeyArgs) -> u8 {
         })?;
         println!(
             "wrote {} (private: keep it secret) and {}.pub (for verify -pubkey); key {}",
-            args.output.display(),
-            args.output.display(),
+            shown(&args.output),
+            shown(&args.output),
             key.public().fingerprint()
         );
         Ok(EXIT_OK)
@@ -372,23 +495,21 @@ pub struct SignArgs {
 pub fn sign(args: SignArgs) -> u8 {
     finish((|| {
         let bytes = read(&args.lock, "lockfile")?;
-        let lock = Lockfile::read(&bytes)
-            .map_err(|e| unreadable(format!("the lockfile {}: {e}", args.lock.display())))?;
+        let lock = read_lockfile(&args.lock, &bytes)?;
         let digest = canonical_digest(&bytes)
-            .map_err(|e| unreadable(format!("the lockfile {}: {e}", args.lock.display())))?;
+            .map_err(|e| unreadable(format!("the lockfile {}: {e}", shown(&args.lock))))?;
         let key = signature::read_signing_key(&args.key)
-            .map_err(|e| unreadable(format!("{}: {e}", args.key.display())))?;
+            .map_err(|e| unreadable(format!("{}: {e}", shown(&args.key))))?;
         let sig = signature_path(&args.lock);
         let envelope = signature::sign(&key, &digest, signature::now_unix())
             .map_err(|e| unreadable(e.to_string()))?;
-        write_atomic(&sig, &envelope)
-            .map_err(|e| unreadable(format!("cannot write {}: {e}", sig.display())))?;
+        write_shared(&sig, &envelope)?;
         println!(
             "signed {} (approval {}) with key {}; wrote {}",
-            args.lock.display(),
+            shown(&args.lock),
             lock.approval_serial,
             key.public().fingerprint(),
-            sig.display()
+            shown(&sig)
         );
         Ok(EXIT_OK)
     })())

@@ -8,8 +8,12 @@
 //! - an approved item missing from a capture that is not complete is unseen, not removed;
 //! - a tool or prompt with a number literal that no double identifies is compared structurally:
 //!   a difference anywhere else proves the change; otherwise it is undecidable, never a match;
-//! - a version 1 lockfile pins tool digests only: a moved digest is a change without a diff, and
-//!   prompts and instructions are not compared.
+//! - a version 1 lockfile pins tool digests only: a moved digest is a change without a diff or
+//!   labels, and served prompts and instructions are unexamined (exit 3 when gated): it never
+//!   approved them, and nothing proves them new;
+//! - an approved server gone from an unscoped capture loses its instructions too.
+
+use std::collections::{HashMap, HashSet};
 
 use pinlog_core::diff::{diff, Change};
 use pinlog_core::digest::value_digest;
@@ -59,6 +63,8 @@ fn new_server<'v, 'a>(
     if pins_prompts {
         items(&served.id, Item::Prompt, &[], &served.prompts, true, out);
         instructions(&served.id, None, served.instructions.as_deref(), out);
+    } else {
+        unpinned(served, out);
     }
 }
 
@@ -74,6 +80,18 @@ fn server<'v, 'a>(
         items(id, Item::Tool, &approved.tools, &[], complete, out);
         if let Some(prompts) = &approved.prompts {
             items(id, Item::Prompt, prompts, &[], complete, out);
+        }
+        if let InstructionsPin::Approved(Some(text)) = &approved.instructions {
+            if complete {
+                instructions(id, Some(text), None, out);
+            } else {
+                out.push(bare(
+                    Policy::InstructionsChanged,
+                    Kind::Unseen,
+                    id,
+                    Subject::Instructions,
+                ));
+            }
         }
         return;
     };
@@ -107,11 +125,47 @@ fn server<'v, 'a>(
         complete,
         out,
     );
-    if let Some(prompts) = &approved.prompts {
-        items(id, Item::Prompt, prompts, &served.prompts, complete, out);
+    match &approved.prompts {
+        Some(prompts) => items(id, Item::Prompt, prompts, &served.prompts, complete, out),
+        None => unpinned(served, out),
     }
     if let InstructionsPin::Approved(text) = &approved.instructions {
         instructions(id, text.as_deref(), served.instructions.as_deref(), out);
+    }
+}
+
+/// A finding with no evidence beyond its kind.
+fn bare<'v, 'a>(policy: Policy, kind: Kind, server: &'v str, subject: Subject) -> Finding<'v, 'a> {
+    Finding {
+        policy: Some(policy),
+        kind,
+        server,
+        subject,
+        detail: Detail::None,
+        labels: Vec::new(),
+    }
+}
+
+/// A version 1 lockfile pinned no prompts and no instructions: what is served of them is
+/// unexamined, neither approved nor proven new.
+fn unpinned<'v, 'a>(served: &'v ManifestServer<'a>, out: &mut Vec<Finding<'v, 'a>>) {
+    for p in &served.prompts {
+        let subject = Subject::Prompt(name_of(p).to_string());
+        out.push(bare(
+            Policy::PromptAdded,
+            Kind::Unexamined,
+            &served.id,
+            subject,
+        ));
+    }
+    if served.instructions.is_some() {
+        let subject = Subject::Instructions;
+        out.push(bare(
+            Policy::InstructionsChanged,
+            Kind::Unexamined,
+            &served.id,
+            subject,
+        ));
     }
 }
 
@@ -209,12 +263,16 @@ fn items<'v, 'a>(
         detail,
         labels,
     };
+    // By name, through maps: a listing of many items must not cost their square.
+    let by_name: HashMap<&str, &'v Value<'a>> = served.iter().map(|s| (name_of(s), s)).collect();
+    let pinned: HashSet<&str> = pins.iter().map(|p| p.name.as_str()).collect();
     for pin in pins {
-        match served.iter().find(|s| name_of(s) == pin.name) {
+        match by_name.get(pin.name.as_str()).copied() {
             Some(s) => {
                 if let Some((kind, detail)) = compare_item(pin, s) {
-                    let labels = match kind {
-                        Kind::Violation => item.labels(pin.approved.as_ref(), Some(s)),
+                    // Without the approved object (version 1) there is nothing to label from.
+                    let labels = match (kind, &pin.approved) {
+                        (Kind::Violation, Some(approved)) => item.labels(Some(approved), Some(s)),
                         _ => Vec::new(),
                     };
                     out.push(finding(changed, kind, &pin.name, detail, labels));
@@ -242,7 +300,7 @@ fn items<'v, 'a>(
     }
     for s in served {
         let name = name_of(s);
-        if !pins.iter().any(|p| p.name == name) {
+        if !pinned.contains(name) {
             let labels = item.labels(None, Some(s));
             out.push(finding(
                 added,
@@ -281,6 +339,7 @@ fn compare_item<'v, 'a>(pin: &'v Pin<'a>, served: &'v Value<'a>) -> Option<(Kind
             if let Err(u) = served_digest {
                 literals.extend(u.literals.into_iter().map(|l| l.literal));
             }
+            literals.sort();
             literals.dedup();
             Some((Kind::Undecidable, Detail::Undecidable(literals)))
         }

@@ -1,6 +1,7 @@
 //! `lock`: a manifest approved as it stands, written as a version 2 lockfile.
 
-use pinlog_core::lockfile::{InstructionsPin, LockServer, Lockfile, Pin};
+use pinlog_core::format::nfc;
+use pinlog_core::lockfile::{InstructionsPin, LockServer, Lockfile, Pin, MAX_SERIAL};
 use pinlog_core::manifest::Manifest;
 
 /// What approving a manifest did.
@@ -47,10 +48,12 @@ pub fn approve<'a>(
         })
         .collect();
     if let (Some(_), Some(previous)) = (&manifest.scope, previous) {
+        // Ids equal after NFC are one server: the manifest's spelling replaces the old one.
+        let covered: Vec<String> = manifest.servers.iter().map(|s| nfc(&s.id)).collect();
         let kept = previous
             .servers
             .iter()
-            .filter(|p| !manifest.servers.iter().any(|s| s.id == p.id));
+            .filter(|p| !covered.contains(&nfc(&p.id)));
         for p in kept {
             if previous.schema_version < 2 {
                 return Err(LockError(
@@ -74,6 +77,9 @@ pub fn approve<'a>(
             return Ok(Approval::Unchanged);
         }
     }
-    candidate.approval_serial = serial + 1;
+    candidate.approval_serial = serial
+        .checked_add(1)
+        .filter(|s| *s <= MAX_SERIAL)
+        .ok_or_else(|| LockError("approval_serial cannot grow past 2^53".into()))?;
     Ok(Approval::Moved(candidate))
 }

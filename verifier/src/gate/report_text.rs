@@ -162,13 +162,20 @@ fn body(t: &Text, f: &Finding<'_, '_>, out: &mut String) {
                 t.safe(&literals.join(", "))
             ),
         ),
-        Detail::None if f.kind == Kind::Unexamined => line(
+        Detail::None if f.kind == Kind::Unexamined && f.subject == Subject::Server => line(
             out,
             format!("{server}: approved, and outside the manifest's scope: nothing about it was compared"),
         ),
+        Detail::None if f.kind == Kind::Unexamined => line(
+            out,
+            format!(
+                "{server}: {what} is served, and the version 1 lockfile does not pin it: it was \
+                 not compared (lock again, after review, to pin it)"
+            ),
+        ),
         Detail::None => line(
             out,
-            format!("{server}: {what} is not in the capture, which is not complete: its removal cannot be proven"),
+            format!("{server}: {what}, approved, is missing from a capture that is not complete: its removal cannot be proven"),
         ),
         Detail::Collision(offers) => {
             let by: Vec<String> = offers.iter().map(|(s, n)| format!("{} ({})", t.name(s), t.name(n))).collect();
