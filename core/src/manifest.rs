@@ -223,6 +223,13 @@ impl<'a> Manifest<'a> {
             RULES.unique(&mut ids, id, "the manifest's servers")?;
             let passes = u32::try_from(RULES.whole(o, "passes", &what, 1)?)
                 .map_err(|_| RULES.field(format!("{what}.passes is too large")))?;
+            // Completeness is a claim two readings back; one reading cannot make it.
+            if complete && passes < 2 {
+                return Err(RULES.field(format!(
+                    "{what}.passes is {passes}, and a capture read once cannot be complete: \
+                     complete must be false, or the listings read twice"
+                )));
+            }
             servers.push(ManifestServer {
                 id: id.to_string(),
                 reported_name: RULES.optional_text(o, "reported_name", &what)?,
@@ -344,6 +351,7 @@ mod read_tests {
             ("\"complete\":true", "\"complete\":\"yes\""),
             ("\"passes\":2", "\"passes\":0"),
             ("\"passes\":2", "\"passes\":2.5"),
+            ("\"passes\":2", "\"passes\":1"),
             ("\"reported_name\":\"stripe-mcp\"", "\"reported_name\":7"),
             ("\"id\":\"billing\"", "\"id\":\"\""),
             ("{\"name\":\"stripe.refund\",", "{\"name\":1,"),
