@@ -97,6 +97,25 @@ enum Command {
     /// Re-indenting the lockfile keeps the signature valid; changing any value breaks it. Keys
     /// from `pinlog key` or `openssl genpkey -algorithm ed25519` work. See docs/GATE.md.
     Sign(pinlog_verifier::gate::cli::SignArgs),
+    /// Run an MCP server behind a proxy that holds every client byte until its surface matches
+    ///
+    /// Starts the server after --, queues everything the client sends, lists the server's tools,
+    /// prompts and instructions itself, and compares them with the pin (first use pins them) or
+    /// with --lock. Only then does traffic flow, and every listing the client receives for the
+    /// rest of the session is checked again. On drift, block (default: every request answered
+    /// with error -32090, exit 1) or hold (changed tools hidden and refused). Pins live in
+    /// PINLOG_HOME (default ~/.local/share/pinlog). See docs/PROXY.md.
+    Proxy(pinlog_proxy::cli::ProxyArgs),
+    /// List the servers the proxy pinned, with pending changes
+    Pins(pinlog_proxy::cli::PinsArgs),
+    /// Show a server's pending change field by field, every served string rendered safe
+    Review(pinlog_proxy::cli::ServerArg),
+    /// Approve a server's pending change (all of it, or the tools named)
+    Approve(pinlog_proxy::cli::ApproveArgs),
+    /// Forget a server's pin: the next session pins afresh
+    Forget(pinlog_proxy::cli::ServerArg),
+    /// Verify the local log of every pin, drift, approval and forget
+    Audit,
     /// Find public MCP servers, look at each in a sandbox, and append to the log on change
     ///
     /// Discovers servers (the MCP registry, npm search, GitHub topics with GITHUB_TOKEN, a seed
@@ -522,6 +541,12 @@ fn main() -> ExitCode {
             (Render { ascii: false }, outcome)
         }
         Command::VerifyLog(args) => return ExitCode::from(pinlog_verifier::cli::run(args)),
+        Command::Proxy(args) => return ExitCode::from(pinlog_proxy::cli::proxy(args)),
+        Command::Pins(args) => return ExitCode::from(pinlog_proxy::cli::pins(args)),
+        Command::Review(args) => return ExitCode::from(pinlog_proxy::cli::review(args)),
+        Command::Approve(args) => return ExitCode::from(pinlog_proxy::cli::approve(args)),
+        Command::Forget(args) => return ExitCode::from(pinlog_proxy::cli::forget(args)),
+        Command::Audit => return ExitCode::from(pinlog_proxy::cli::audit()),
         Command::Lock(args) => return ExitCode::from(pinlog_verifier::gate::cli::lock(args)),
         Command::Verify(args) => return ExitCode::from(pinlog_verifier::gate::cli::verify(args)),
         Command::Key(args) => return ExitCode::from(pinlog_verifier::gate::cli::key(args)),

@@ -1,0 +1,253 @@
+//! What `pinlog pins`, `review`, `approve`, `forget` and `audit` print, so that the CLI only
+//! parses arguments, opens the store and exits with [`CommandError::exit_code`].
+//!
+//! A server is named by its key, a unique prefix of it (6 hex digits or more), or its label when
+//! no other server has it. Labels and tool names come from outside: they are always rendered safe.
+
+use std::borrow::Cow;
+use std::fmt::{self, Write};
+
+use pinlog_core::manifest::Manifest;
+use pinlog_core::render::{quoted, safe, safe_ascii};
+use pinlog_verifier::gate::report_text::render;
+use pinlog_verifier::gate::{Gate, Inputs, Report, SignatureState};
+
+use crate::store::{Pinned, ServerKey, Store, StoreError};
+
+/// Why a command failed.
+#[derive(Debug)]
+pub enum CommandError {
+    /// The server named matches none, or several.
+    Usage(String),
+    Store(StoreError),
+}
+
+impl CommandError {
+    /// 2 for a server that cannot be found from what was given, 1 when the local log does not
+    /// verify (a departure proven), 4 when the store cannot be read or written.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CommandError::Usage(_) => 2,
+            CommandError::Store(StoreError::Audit { .. }) => 1,
+            CommandError::Store(_) => 4,
+        }
+    }
+}
+
+impl fmt::Display for CommandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CommandError::Usage(why) => f.write_str(why),
+            CommandError::Store(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for CommandError {}
+
+impl From<StoreError> for CommandError {
+    fn from(e: StoreError) -> Self {
+        CommandError::Store(e)
+    }
+}
+
+fn show(s: &str, ascii: bool) -> Cow<'_, str> {
+    if ascii {
+        safe_ascii(s)
+    } else {
+        safe(s)
+    }
+}
+
+/// The key of the server `given` names: its key, a unique key prefix, or a unique label.
+pub fn resolve(store: &Store, given: &str) -> Result<ServerKey, CommandError> {
+    let keys = store.keys()?;
+    let ids = |matches: &[&(ServerKey, String)]| {
+        let ids: Vec<&str> = matches.iter().map(|(k, _)| k.as_str()).collect();
+        ids.join(", ")
+    };
+    if let Some((k, _)) = keys.iter().find(|(k, _)| k.as_str() == given) {
+        return Ok(k.clone());
+    }
+    // A prefix is hex digits only, so it is safe to print as given.
+    let hex = given.len() >= 6 && given.bytes().all(|b| b.is_ascii_hexdigit());
+    let prefix = given.to_ascii_lowercase();
+    let by_prefix: Vec<_> = keys
+        .iter()
+        .filter(|(k, _)| hex && k.as_str().starts_with(&prefix))
+        .collect();
+    let by_label: Vec<_> = keys.iter().filter(|(_, l)| l == given).collect();
+    match (by_prefix.as_slice(), by_label.as_slice()) {
+        ([one], _) | ([], [one]) => Ok(one.0.clone()),
+        ([], []) => Err(CommandError::Usage(format!(
+            "no pinned server has the id, an id starting with, or the label {}; \
+             `pinlog pins` lists them",
+            quoted(given, 64)
+        ))),
+        ([], several) => Err(CommandError::Usage(format!(
+            "several pinned servers have the label {}: give one of their ids ({})",
+            quoted(given, 64),
+            ids(several)
+        ))),
+        (several, _) => Err(CommandError::Usage(format!(
+            "several pinned servers have ids starting with {given}: {}; give more digits",
+            ids(several)
+        ))),
+    }
+}
+
+/// One line for a server, and one more when something is pending. Everything read from the
+/// store is rendered safe: a row may have been edited.
+fn line(out: &mut String, key: &ServerKey, p: &Pinned, ascii: bool) {
+    let _ = writeln!(
+        out,
+        "{key}  \"{}\"  {} tool(s), {} prompt(s), approval {}, pinned {}",
+        show(&p.label, ascii),
+        p.tools,
+        p.prompts,
+        p.serial,
+        show(&p.pinned_at, ascii)
+    );
+    if let Some(pending) = &p.pending {
+        let _ = writeln!(
+            out,
+            "    PENDING since {}: {}; review with `pinlog review {key}`",
+            show(&pending.at, ascii),
+            show(&pending.labels.join(", "), ascii)
+        );
+    }
+}
+
+/// `pinlog pins [--server ID]`: every pin, one line each; with a server, its line and the review
+/// of what is pending.
+pub fn pins(store: &Store, server: Option<&str>, ascii: bool) -> Result<String, CommandError> {
+    let mut out = String::new();
+    match server {
+        None => {
+            let all = store.list()?;
+            if all.is_empty() {
+                out.push_str(
+                    "no server is pinned yet: the proxy pins a server the first time it runs it\n",
+                );
+            }
+            for (key, p) in &all {
+                line(&mut out, key, p, ascii);
+            }
+        }
+        Some(given) => {
+            let key = resolve(store, given)?;
+            let p = pinned(store, &key)?;
+            line(&mut out, &key, &p, ascii);
+            if p.pending.is_some() {
+                out.push('\n');
+                out.push_str(&review_of(&key, &p, ascii)?.0);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn pinned(store: &Store, key: &ServerKey) -> Result<Pinned, CommandError> {
+    store.pinned(key)?.ok_or_else(|| {
+        CommandError::Usage(format!("{key} is not pinned (it was forgotten meanwhile)"))
+    })
+}
+
+/// The gate's text report of the pending surface against the pin, and its exit code.
+fn review_of(key: &ServerKey, p: &Pinned, ascii: bool) -> Result<(String, u8), CommandError> {
+    let label = show(&p.label, ascii);
+    let Some(pending) = &p.pending else {
+        let text =
+            format!("\"{label}\" ({key}) last served what was approved: nothing to review\n");
+        return Ok((text, 0));
+    };
+    let lock = p.lock()?;
+    let manifest =
+        Manifest::read(&pending.manifest).map_err(|e| StoreError::Refused(e.to_string()))?;
+    let lock_path = format!("the pin of \"{label}\" ({key})");
+    let manifest_path = format!("the surface it served at {}", pending.at);
+    // Both paths are rendered safe by the report.
+    let inputs = Inputs {
+        lock_path: &lock_path,
+        manifest_path: &manifest_path,
+    };
+    let report = Report::new(
+        &manifest,
+        &lock,
+        Gate::default(),
+        SignatureState::Absent,
+        inputs,
+    );
+    let mut text = render(&report, ascii);
+    let _ = writeln!(
+        text,
+        "\napprove all of it with `pinlog approve {key}`, or only some tools with \
+         `pinlog approve {key} TOOL…`; `pinlog forget {key}` drops the pin"
+    );
+    Ok((text, report.status.exit_code()))
+}
+
+/// `pinlog review ID`: field by field, what the server served against what was approved, every
+/// served string rendered safe. The exit code is the gate's (0 when nothing is pending).
+pub fn review(store: &Store, given: &str, ascii: bool) -> Result<(String, u8), CommandError> {
+    let key = resolve(store, given)?;
+    review_of(&key, &pinned(store, &key)?, ascii)
+}
+
+/// `pinlog approve ID [TOOL…]`.
+pub fn approve(
+    store: &Store,
+    given: &str,
+    tools: &[String],
+    ascii: bool,
+) -> Result<String, CommandError> {
+    let key = resolve(store, given)?;
+    let p = pinned(store, &key)?;
+    let done = store.approve(&key, tools)?;
+    let label = show(&p.label, ascii);
+    let what = match tools.is_empty() {
+        true => "every pending change".to_string(),
+        false => {
+            let names: Vec<_> = tools
+                .iter()
+                .map(|t| format!("\"{}\"", show(t, ascii)))
+                .collect();
+            format!("the tool(s) {}", names.join(", "))
+        }
+    };
+    let mut out = format!(
+        "approved {what} of \"{label}\" ({key}): approval {}\n",
+        done.serial
+    );
+    if let Some(labels) = &done.pending {
+        let _ = writeln!(
+            out,
+            "still pending: {}; `pinlog review {key}` shows it",
+            labels.join(", ")
+        );
+    }
+    Ok(out)
+}
+
+/// `pinlog forget ID`.
+pub fn forget(store: &Store, given: &str, ascii: bool) -> Result<String, CommandError> {
+    let key = resolve(store, given)?;
+    let Some(label) = store.forget(&key)? else {
+        return Err(CommandError::Usage(format!(
+            "{key} is not pinned (it was forgotten meanwhile)"
+        )));
+    };
+    let label = show(&label, ascii);
+    Ok(format!(
+        "forgot \"{label}\" ({key}): the next time it runs, the proxy pins what it serves then\n"
+    ))
+}
+
+/// `pinlog audit`: the local log verifies, and every pin is the one it last recorded.
+pub fn audit(store: &Store) -> Result<String, CommandError> {
+    let a = store.audit()?;
+    Ok(format!(
+        "the local log verifies: {} event(s), root {}; {} pin(s) agree with it\n",
+        a.events, a.root, a.pins
+    ))
+}

@@ -1,0 +1,443 @@
+//! `pinlog proxy` end to end, with real clients (the official Python SDK client, a raw client that
+//! writes its whole opening in one burst) and real servers (server-everything, server-memory) or
+//! the SDK-built drift fixture: first use pins, drift blocks with the queued call never reaching the
+//! server, hold hides exactly the changed tool and releases it when it changes back, a change
+//! announced mid-session blocks, a listing naming a tool twice never reaches the client, the
+//! server's error text is not echoed, sixteen proxies pin at once, and a corrupt store fails closed.
+
+mod common;
+
+use common::{installed, text};
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{json, Value as J};
+
+fn pinlog_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_pinlog")
+}
+
+fn python() -> String {
+    std::env::var("PINLOG_PYTHON").unwrap_or_else(|_| installed(".ci/venv/bin/python"))
+}
+
+/// Runs a client script with `-- pinlog proxy [proxy args] -- server…`; its one JSON line.
+fn through(
+    home: &Path,
+    client: &[&str],
+    proxy: &[&str],
+    server: &[String],
+    env: &[(&str, &str)],
+) -> (J, Output) {
+    let mut c = Command::new(python());
+    c.args(client)
+        .arg("--")
+        .arg(pinlog_bin())
+        .arg("proxy")
+        .args(proxy)
+        .arg("--")
+        .args(server);
+    c.env("PINLOG_HOME", home);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().expect("the client runs");
+    let line = text(&o.stdout);
+    let answer: J = serde_json::from_str(line.trim())
+        .unwrap_or_else(|e| panic!("{e}: {line}\n{}", text(&o.stderr)));
+    (answer, o)
+}
+
+fn sdk(args: &[&str]) -> Vec<String> {
+    let mut v = vec![installed("tests/fixtures/sdk_client.py")];
+    v.extend(args.iter().map(|s| s.to_string()));
+    v
+}
+
+fn drift_server() -> Vec<String> {
+    vec![python(), installed("tests/fixtures/drift_server.py")]
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn pinlog(home: &Path, args: &[&str]) -> Output {
+    Command::new(pinlog_bin())
+        .args(args)
+        .env("PINLOG_HOME", home)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn real_clients_and_servers_pin_on_first_use_and_work_through_the_proxy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let everything = vec![
+        "node".to_string(),
+        installed(".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+        "stdio".to_string(),
+    ];
+    let memory = vec![
+        "node".to_string(),
+        installed(".ci/npm/node_modules/@modelcontextprotocol/server-memory/dist/index.js"),
+    ];
+    let client = sdk(&[
+        "--call",
+        "echo",
+        "--args",
+        r#"{"message":"through"}"#,
+        "--list-prompts",
+    ]);
+    for run in 0..2 {
+        let (a, o) = through(
+            home,
+            &strs(&client),
+            &["--name", "everything"],
+            &everything,
+            &[],
+        );
+        assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+        assert_eq!(a["call"]["content"][0]["text"], "Echo: through");
+        assert!(a["tools"].as_array().unwrap().len() >= 10);
+        let err = text(&o.stderr);
+        assert_eq!(err.contains("pinned"), run == 0, "{err}");
+    }
+    let client = sdk(&["--call", "read_graph"]);
+    let (a, o) = through(
+        home,
+        &strs(&client),
+        &["--name", "memory"],
+        &memory,
+        &[(
+            "MEMORY_FILE_PATH",
+            &home.join("memory.json").to_string_lossy(),
+        )],
+    );
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("pinned"));
+    // The store lists both, and its log verifies.
+    let o = pinlog(home, &["pins"]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("everything") && out.contains("memory"),
+        "{out}"
+    );
+    let o = pinlog(home, &["audit"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn the_typescript_sdk_client_pins_and_is_blocked_on_drift() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let ts = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = Command::new("node");
+        c.arg(installed("tests/fixtures/sdk_client.mjs")).args(args);
+        c.arg("--")
+            .arg(pinlog_bin())
+            .args(["proxy", "--name", "drift", "--"])
+            .args(drift_server());
+        c.env("PINLOG_HOME", home);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        let a: J = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", text(&o.stderr)));
+        (a, o)
+    };
+    let (a, o) = ts(&["--call", "weather", "--args", r#"{"city":"Oslo"}"#], &[]);
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    assert_eq!(a["call"]["content"][0]["text"], "sunny in Oslo");
+    assert!(
+        text(&o.stderr).contains("pinned 1 tool(s)"),
+        "{}",
+        text(&o.stderr)
+    );
+    let (a, _) = ts(
+        &["--call", "weather", "--args", r#"{"city":"Oslo"}"#],
+        &[("DRIFT_TOOLS", "v2")],
+    );
+    assert_eq!(a["code"], -32090, "{a}");
+}
+
+/// Pins the drift fixture as it serves by default, under `home`.
+fn pin_fixture(home: &Path, env: &[(&str, &str)]) {
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&["--list-prompts"])),
+        &["--name", "drift"],
+        &drift_server(),
+        env,
+    );
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+}
+
+fn burst(home: &Path, proxy: &[&str], env: &[(&str, &str)]) -> (J, Output) {
+    let client = [installed("tests/fixtures/burst_client.py")];
+    through(home, &strs(&client), proxy, &drift_server(), env)
+}
+
+#[test]
+fn drift_blocks_and_the_queued_call_never_reaches_the_server() {
+    for (what, variable, label) in [
+        ("tools", "DRIFT_TOOLS", "tool-changed"),
+        ("prompts", "DRIFT_PROMPTS", "prompt-changed"),
+        ("instructions", "DRIFT_INSTRUCTIONS", "instructions-changed"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path();
+        let marker = home.join("called");
+        let marker_s = marker.to_string_lossy().to_string();
+        pin_fixture(home, &[("DRIFT_EXTRA_TOOL", "1")]);
+        // initialize, initialized and a tools/call in one write, before any answer.
+        let (a, o) = burst(
+            home,
+            &["--name", "drift"],
+            &[
+                ("DRIFT_EXTRA_TOOL", "1"),
+                (variable, "v2"),
+                ("DRIFT_MARKER", &marker_s),
+            ],
+        );
+        assert!(
+            !marker.exists(),
+            "{what}: the queued call reached the server"
+        );
+        for answer in [&a["initialize"], &a["call"]] {
+            assert_eq!(answer["error"]["code"], -32090, "{what}: {a}");
+            let m = answer["error"]["message"].as_str().unwrap();
+            assert!(
+                m.contains("\"drift\"") && m.contains("pinlog review") && m.contains(label),
+                "{m}"
+            );
+            assert!(
+                !m.contains("notes"),
+                "{what}: the changed text is never in the message: {m}"
+            );
+        }
+        assert_eq!(o.status.code(), Some(0));
+        let err = text(&o.stderr);
+        assert!(err.contains("CHANGED SINCE IT WAS APPROVED"), "{err}");
+        // The proxy itself exits 1 (the burst client reports it).
+        assert_eq!(a["exit_code"], 1, "{what}: {a}");
+        // The drift is pending review, field by field.
+        let o = pinlog(home, &["review", "drift"]);
+        assert!(
+            text(&o.stdout).contains(label),
+            "{}{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+    }
+}
+
+#[test]
+fn hold_hides_exactly_the_changed_tool_and_releases_it_when_it_changes_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let marker = home.join("called");
+    let marker_s = marker.to_string_lossy().to_string();
+    pin_fixture(home, &[("DRIFT_EXTRA_TOOL", "1")]);
+    let env = [
+        ("DRIFT_EXTRA_TOOL", "1"),
+        ("DRIFT_TOOLS", "v2"),
+        ("DRIFT_MARKER", marker_s.as_str()),
+    ];
+    let hold = ["--name", "drift", "--on-drift", "hold"];
+    let (a, o) = through(home, &strs(&sdk(&[])), &hold, &drift_server(), &env);
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    assert_eq!(a["tools"], json!(["forecast"]));
+    let (a, _) = through(
+        home,
+        &strs(&sdk(&["--call", "weather", "--args", r#"{"city":"Oslo"}"#])),
+        &hold,
+        &drift_server(),
+        &env,
+    );
+    assert_eq!(a["code"], -32091, "{a}");
+    assert!(!marker.exists(), "the held tool was called");
+    // The unchanged tool still works.
+    let (a, _) = through(
+        home,
+        &strs(&sdk(&[
+            "--call",
+            "forecast",
+            "--args",
+            r#"{"city":"Oslo","days":2}"#,
+        ])),
+        &hold,
+        &drift_server(),
+        &env,
+    );
+    assert_eq!(a["ok"], true, "{a}");
+    // Changed back: released.
+    let back = [
+        ("DRIFT_EXTRA_TOOL", "1"),
+        ("DRIFT_MARKER", marker_s.as_str()),
+    ];
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&["--call", "weather", "--args", r#"{"city":"Oslo"}"#])),
+        &hold,
+        &drift_server(),
+        &back,
+    );
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    assert_eq!(a["tools"], json!(["weather", "forecast"]));
+    assert!(marker.exists());
+}
+
+#[test]
+fn a_change_announced_mid_session_blocks_the_rest_of_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let marker = home.join("called");
+    let marker_s = marker.to_string_lossy().to_string();
+    let env = [
+        ("DRIFT_MIDSESSION", "1"),
+        ("DRIFT_MARKER", marker_s.as_str()),
+    ];
+    pin_fixture(home, &[]);
+    // The session starts as approved; the server changes and says so; the client's next call
+    // finds the session blocked, and the notification never reached it.
+    let client = sdk(&[
+        "--mode",
+        "legacy",
+        "--pause",
+        "1",
+        "--call",
+        "weather",
+        "--args",
+        r#"{"city":"Oslo"}"#,
+    ]);
+    let (a, o) = through(
+        home,
+        &strs(&client),
+        &["--name", "drift"],
+        &drift_server(),
+        &env,
+    );
+    assert_eq!(a["ok"], false, "{a}");
+    assert_eq!(a["code"], -32090, "{a}\n{}", text(&o.stderr));
+    assert!(!marker.exists(), "the call reached the changed server");
+}
+
+#[test]
+fn a_listing_naming_a_tool_twice_and_a_servers_error_text_never_reach_the_client() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&["--mode", "legacy"])),
+        &["--name", "dup"],
+        &drift_server(),
+        &[("DRIFT_DUPLICATE", "2")],
+    );
+    assert_eq!(a["ok"], false, "{a}");
+    assert_eq!(a["code"], -32092);
+    assert!(!a.to_string().contains("notes"), "{a}");
+    assert!(text(&o.stderr).contains("twice"));
+    // A server that fails initialize with terminal escapes in its message and on stderr.
+    let scripted = vec![
+        python(),
+        installed("mcp/tests/fixtures/scripted_server.py"),
+        "escapes".to_string(),
+    ];
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&["--mode", "legacy"])),
+        &["--name", "esc"],
+        &scripted,
+        &[],
+    );
+    assert_eq!(a["code"], -32092, "{a}");
+    assert!(
+        !a.to_string().contains("\\u001b") && !a.to_string().contains('\u{1b}'),
+        "{a}"
+    );
+    let err = text(&o.stderr);
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+}
+
+#[test]
+fn sixteen_proxies_pinning_at_once_lose_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().to_path_buf();
+    let threads: Vec<_> = (0..16)
+        .map(|i| {
+            let home = home.clone();
+            std::thread::spawn(move || {
+                // Each its own server (another argv, another key).
+                let mut server = drift_server();
+                server.push(format!("--instance={i}"));
+                let (a, o) = through(
+                    &home,
+                    &strs(&sdk(&["--mode", "legacy"])),
+                    &["--name", &format!("s{i}")],
+                    &server,
+                    &[],
+                );
+                assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let o = pinlog(&home, &["pins"]);
+    let out = text(&o.stdout);
+    assert_eq!(
+        (0..16).filter(|i| out.contains(&format!("s{i}"))).count(),
+        16,
+        "{out}"
+    );
+    let o = pinlog(&home, &["audit"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn a_corrupt_store_fails_closed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    pin_fixture(home, &[]);
+    let db = std::fs::read_dir(home)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "db"))
+        .expect("the store's database");
+    std::fs::write(
+        &db,
+        b"this is not a database, and must not be trusted again",
+    )
+    .unwrap();
+    let marker = home.join("started");
+    let (a, o) = burst(
+        home,
+        &["--name", "drift"],
+        &[("DRIFT_MARKER", &marker.to_string_lossy())],
+    );
+    assert!(a["initialize"].is_null(), "{a}");
+    assert!(!marker.exists());
+    assert_eq!(a["exit_code"], 4, "{a}\n{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("never re-trusts") || text(&o.stderr).contains("cannot be read"),
+        "{}",
+        text(&o.stderr)
+    );
+}
