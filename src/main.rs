@@ -520,7 +520,39 @@ impl InputArgs {
     }
 }
 
+/// The proxy runs for as long as a client keeps a server, one per server, so its allocator should
+/// commit memory as it is used rather than an arena at a time: about half the resident memory
+/// (docs/BENCHMARKS.md). mimalloc reads that option at its first allocation, before `main`, so
+/// the proxy starts itself once more with the option in its environment (an exec: same process,
+/// same pid). The server it runs gets the environment the client gave (see
+/// `pinlog_proxy::stdio::LEAN_MARKER`).
+#[cfg(unix)]
+fn lean_allocator_for_the_proxy() {
+    use std::os::unix::process::CommandExt;
+    const OPTION: &str = "MIMALLOC_ARENA_EAGER_COMMIT";
+    let is_proxy = std::env::args_os().nth(1).is_some_and(|a| a == "proxy");
+    if !is_proxy || std::env::var_os(OPTION).is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut args = std::env::args_os();
+    let argv0 = args.next().unwrap_or_default();
+    // Returns only if the exec failed; the proxy then runs as it is.
+    let _ = std::process::Command::new(exe)
+        .arg0(argv0)
+        .args(args)
+        .env(OPTION, "0")
+        .env(pinlog_proxy::stdio::LEAN_MARKER, "1")
+        .exec();
+}
+
+#[cfg(not(unix))]
+fn lean_allocator_for_the_proxy() {}
+
 fn main() -> ExitCode {
+    lean_allocator_for_the_proxy();
     let cli = Cli::parse_from(one_dash_flags(std::env::args_os()));
     let (render, outcome) = match cli.command {
         Command::Canon(args) => {

@@ -441,3 +441,32 @@ fn a_corrupt_store_fails_closed() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn the_server_gets_the_clients_environment_and_nothing_of_the_proxys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let env_file = home.join("server.env");
+    // A shell records its environment, then becomes the MCP server.
+    let server = vec![
+        "sh".to_string(),
+        "-c".to_string(),
+        format!("env > '{}'; exec \"$0\" \"$1\"", env_file.display()),
+        python(),
+        installed("tests/fixtures/drift_server.py"),
+    ];
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&["--mode", "legacy"])),
+        &["--name", "env"],
+        &server,
+        &[("FROM_THE_CLIENT", "yes")],
+    );
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    let env = std::fs::read_to_string(&env_file).unwrap();
+    assert!(env.contains("FROM_THE_CLIENT=yes"));
+    assert!(
+        !env.contains("PINLOG_PROXY_LEAN") && !env.contains("MIMALLOC_"),
+        "{env}"
+    );
+}

@@ -12,10 +12,11 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use pinlog_core::lockfile::Lockfile;
+use pinlog_core::digest::value_digest;
+use pinlog_core::lockfile::{Lockfile, Pin};
 use pinlog_core::manifest::Manifest;
 use pinlog_core::render::quoted;
-use pinlog_core::Value;
+use pinlog_core::{Digest, Value};
 
 use crate::check::{check, Drift, Served};
 use crate::message::{self, Id, Message};
@@ -144,6 +145,8 @@ pub struct Session<P: Pins> {
     last: Served,
     /// The client's `_meta`, in the stateless era.
     meta: Option<Vec<u8>>,
+    /// The approved digests by name, once the surface is checked.
+    digests: Option<Digests>,
     /// What the block says: policy and label tokens, never served text.
     block_labels: Vec<String>,
     /// Whether the server announced tools and prompts.
@@ -179,6 +182,7 @@ impl<P: Pins> Session<P> {
             strip_instructions: false,
             last: Served::default(),
             meta: None,
+            digests: None,
             block_labels: Vec::new(),
             approved: None,
             caps: (false, false),
@@ -742,6 +746,7 @@ impl<P: Pins> Session<P> {
             Ok(l) => l,
             Err(e) => return self.unchecked(&format!("the approved surface cannot be read ({e})")),
         };
+        self.digests = Some(Digests::of(&lock, &id));
         let manifest = listing.served.manifest(&id);
         let verdict = check(&manifest, &lock);
         let mut actions = notes;
@@ -882,6 +887,19 @@ impl<P: Pins> Session<P> {
                 )),
             ];
         }
+        // The common case, checked cheaply: every item is approved as served and nothing is held.
+        let held = match item {
+            Item::Tools => &self.held_tools,
+            Item::Prompts => &self.held_prompts,
+        };
+        if held.is_empty()
+            && self
+                .digests
+                .as_ref()
+                .is_some_and(|d| d.all_approved(item, &items))
+        {
+            return vec![Action::ToClient(raw)];
+        }
         let Some((bytes, sid)) = self.approved.clone() else {
             return vec![Action::ToClient(raw)];
         };
@@ -946,6 +964,43 @@ impl<P: Pins> Session<P> {
         }
         actions.push(Action::ToClient(message::response(&id, &Value::Object(o))));
         actions
+    }
+}
+
+/// The approved server's tool and prompt digests by name: what a listing is checked against
+/// between full comparisons.
+struct Digests {
+    tools: HashMap<String, Digest>,
+    prompts: HashMap<String, Digest>,
+}
+
+impl Digests {
+    fn of(lock: &Lockfile<'_>, id: &str) -> Digests {
+        // An undecidable pin has no digest, so nothing matches it here: the full check decides.
+        let map = |pins: &[Pin<'_>]| {
+            pins.iter()
+                .filter_map(|p| p.digest.as_ref().ok().map(|d| (p.name.clone(), *d)))
+                .collect()
+        };
+        let server = lock.server(id);
+        Digests {
+            tools: server.map(|s| map(&s.tools)).unwrap_or_default(),
+            prompts: server
+                .and_then(|s| s.prompts.as_deref())
+                .map(map)
+                .unwrap_or_default(),
+        }
+    }
+
+    fn all_approved(&self, item: Item, items: &[Value<'_>]) -> bool {
+        let map = match item {
+            Item::Tools => &self.tools,
+            Item::Prompts => &self.prompts,
+        };
+        items.iter().all(|i| {
+            map.get(item_name(i))
+                .is_some_and(|d| value_digest(i).is_ok_and(|served| served == *d))
+        })
     }
 }
 

@@ -13,6 +13,11 @@ use tokio::process::{Child, ChildStdin, Command};
 use crate::lines::Lines;
 use crate::session::{Action, OnDrift, Outcome, Pins, Session};
 
+/// Set (by the `pinlog` binary) when it started the proxy again with an allocator option of its
+/// own in the environment: the server must not inherit that option, nor this marker.
+pub const LEAN_MARKER: &str = "PINLOG_PROXY_LEAN";
+const LEAN_OPTION: &str = "MIMALLOC_ARENA_EAGER_COMMIT";
+
 /// The longest line either side may send, in bytes.
 pub const MAX_MESSAGE: usize = 16 << 20;
 
@@ -41,7 +46,11 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
         .argv
         .split_first()
         .ok_or("give the server's command after --")?;
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    if std::env::var_os(LEAN_MARKER).is_some() {
+        command.env_remove(LEAN_MARKER).env_remove(LEAN_OPTION);
+    }
+    let mut child = command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
