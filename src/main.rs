@@ -579,6 +579,7 @@ fn main() -> ExitCode {
         Command::Approve(args) => return ExitCode::from(pinlog_proxy::cli::approve(args)),
         Command::Forget(args) => return ExitCode::from(pinlog_proxy::cli::forget(args)),
         Command::Audit => return ExitCode::from(pinlog_proxy::cli::audit()),
+        Command::Lock(args) if args.check => (Render { ascii: false }, cmd::lock_check::run(args)),
         Command::Lock(args) => return ExitCode::from(pinlog_verifier::gate::cli::lock(args)),
         Command::Verify(args) => return ExitCode::from(pinlog_verifier::gate::cli::verify(args)),
         Command::Key(args) => return ExitCode::from(pinlog_verifier::gate::cli::key(args)),

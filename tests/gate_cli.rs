@@ -869,3 +869,111 @@ fn files_others_read_are_readable_and_flags_after_dash_dash_are_arguments() {
         text(&o.stderr)
     );
 }
+
+/// `lock --check` against loopback registries serving the real packages: the locked digests are
+/// the ones `.ci/npm/package-lock.json` and the wheel files give, not values pinlog computed.
+#[test]
+fn lock_check_compares_each_locked_digest_with_its_registry() {
+    use sha2::{Digest as _, Sha256};
+    let site = common::crawl::Site::new();
+    let reg = site.registries(None, None);
+    let dir = site.path("");
+    let npm_lock: J = serde_json::from_str(
+        &std::fs::read_to_string(installed(".ci/npm/package-lock.json")).unwrap(),
+    )
+    .unwrap();
+    let everything = &npm_lock["packages"]["node_modules/@modelcontextprotocol/server-everything"];
+    let wheel = std::fs::read_dir(installed(".ci/wheels"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("mcp_server_time-")
+        })
+        .unwrap();
+    let version = wheel
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .split('-')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let wheel_sha: [u8; 32] = Sha256::digest(std::fs::read(&wheel).unwrap()).into();
+    let wheel_sha: String = wheel_sha.iter().map(|b| format!("{b:02x}")).collect();
+    let with_packages = |npm_digest: &str, pypi_version: &str| {
+        let mut a = server("everything", json!([tool("t", "One.")]));
+        a["package"] = json!({"registry": "npm", "name": "@modelcontextprotocol/server-everything",
+                              "version": everything["version"], "digest": npm_digest});
+        let mut b = server("time", json!([tool("u", "Two.")]));
+        b["package"] = json!({"registry": "pypi", "name": "mcp_server_time", "version": pypi_version,
+                              "digest": format!("sha256:{wheel_sha}")});
+        manifest(json!([a, b]))
+    };
+    let check = |m: &str| {
+        write(&dir, "m.json", m);
+        std::fs::remove_file(dir.join("mcp.lock.json")).ok();
+        assert_eq!(code(&pinlog(&dir, &["lock", "m.json"])), 0);
+        pinlog(
+            &dir,
+            &[
+                "lock",
+                "--check",
+                "--npm-registry",
+                &reg.base,
+                "--pypi-index",
+                &format!("{}/simple/", reg.base),
+            ],
+        )
+    };
+    let o = check(&with_packages(
+        everything["integrity"].as_str().unwrap(),
+        &version,
+    ));
+    assert_eq!(code(&o), 0, "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("2 package(s): 2 as locked"),
+        "{}",
+        text(&o.stdout)
+    );
+    // Another digest for the same version is a departure; a version the index lacks is gone.
+    let o = check(&with_packages("sha512-AAAA", &version));
+    assert_eq!(code(&o), 1, "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("CHANGED npm:@modelcontextprotocol/server-everything@"));
+    let o = check(&with_packages(
+        everything["integrity"].as_str().unwrap(),
+        "0.0.1",
+    ));
+    assert_eq!(code(&o), 1, "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains("GONE pypi:mcp_server_time@0.0.1"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(
+        text(&o.stdout).contains(&format!("note: the registry's latest is {version}")),
+        "{}",
+        text(&o.stdout)
+    );
+    // A registry that cannot be reached: not checked, exit 3.
+    write(
+        &dir,
+        "m.json",
+        &with_packages(everything["integrity"].as_str().unwrap(), &version),
+    );
+    assert_eq!(code(&pinlog(&dir, &["lock", "m.json"])), 0);
+    let o = pinlog(
+        &dir,
+        &[
+            "lock",
+            "--check",
+            "--npm-registry",
+            "http://127.0.0.1:9",
+            "--pypi-index",
+            &format!("{}/simple/", reg.base),
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}", text(&o.stdout));
+}

@@ -470,3 +470,91 @@ fn the_server_gets_the_clients_environment_and_nothing_of_the_proxys() {
         "{env}"
     );
 }
+
+#[test]
+fn a_team_lock_decides_instead_of_first_use_and_pins_what_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let config = json!({"mcpServers": {"drift": {"command": python(), "args": [installed("tests/fixtures/drift_server.py")]}}});
+    std::fs::write(home.join("mcp.json"), config.to_string()).unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new(pinlog_bin())
+            .current_dir(home)
+            .args(args)
+            .env("PINLOG_HOME", home)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+    };
+    run(&["export", "-config", "mcp.json", "-o", "manifest.json"]);
+    run(&["lock", "-o", "mcp.lock.json", "manifest.json"]);
+    let lock = home.join("mcp.lock.json").to_string_lossy().to_string();
+    let locked = ["--name", "drift", "--lock", lock.as_str()];
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&["--mode", "legacy"])),
+        &locked,
+        &drift_server(),
+        &[],
+    );
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    assert!(
+        !text(&o.stderr).contains("pinned"),
+        "the lock decides: nothing is pinned"
+    );
+    let (a, _) = through(
+        home,
+        &strs(&sdk(&["--mode", "legacy"])),
+        &locked,
+        &drift_server(),
+        &[("DRIFT_TOOLS", "v2")],
+    );
+    assert_eq!(a["code"], -32090, "{a}");
+    assert!(
+        a["message"]
+            .as_str()
+            .unwrap()
+            .contains("pinlog verify -lock"),
+        "{a}"
+    );
+    // A server the lock does not name: pinned on first use, or refused with --only-locked.
+    let other = ["--name", "other", "--lock", lock.as_str(), "--only-locked"];
+    let (a, _) = through(
+        home,
+        &strs(&sdk(&["--mode", "legacy"])),
+        &other,
+        &drift_server(),
+        &[],
+    );
+    assert_eq!(a["code"], -32092, "{a}");
+
+    // A lock that pins a package: a command asking for another version is refused before it runs.
+    let mut m: J =
+        serde_json::from_slice(&std::fs::read(home.join("manifest.json")).unwrap()).unwrap();
+    m["servers"][0]["package"] =
+        json!({"registry": "npm", "name": "drift-mcp", "version": "1.2.3", "digest": null});
+    std::fs::write(home.join("manifest.json"), m.to_string()).unwrap();
+    run(&["lock", "-o", "mcp.lock.json", "manifest.json"]);
+    let o = Command::new(pinlog_bin())
+        .args([
+            "proxy",
+            "--name",
+            "drift",
+            "--lock",
+            &lock,
+            "--",
+            "npx",
+            "-y",
+            "drift-mcp@9.9.9",
+        ])
+        .env("PINLOG_HOME", home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("the lock pins npm:drift-mcp@1.2.3"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -48,6 +48,24 @@ impl fmt::Display for Package {
     }
 }
 
+/// A PyPI name as PEP 503 normalises it: lowercase, runs of `-`, `_`, `.` as one `-`.
+pub fn pypi_normalized(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut sep = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            sep = true;
+        } else {
+            if sep && !out.is_empty() {
+                out.push('-');
+            }
+            sep = false;
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
 /// Package fields are identifiers, never prose: printable ASCII without spaces, bounded.
 fn plain(s: &str, max: usize) -> bool {
     !s.is_empty() && s.len() <= max && s.bytes().all(|b| b.is_ascii_graphic())

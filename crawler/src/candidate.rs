@@ -134,23 +134,7 @@ impl Candidate {
     }
 }
 
-/// A PyPI name as PEP 503 normalises it: lowercase, runs of `-`, `_`, `.` as one `-`.
-pub fn pypi_normalized(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut sep = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            sep = true;
-        } else {
-            if sep && !out.is_empty() {
-                out.push('-');
-            }
-            sep = false;
-            out.extend(c.to_lowercase());
-        }
-    }
-    out
-}
+pub use pinlog_core::package::pypi_normalized;
 
 #[cfg(test)]
 mod tests {

@@ -27,7 +27,14 @@ impl Fetcher {
 
     /// The body at `url`, parsed strictly, with `headers` sent along.
     pub fn json(&self, url: &str, headers: &[(&str, &str)]) -> Result<Value<'static>, String> {
-        let mut req = self.client.get(url).header("accept", "application/json");
+        let mut req = self.client.get(url);
+        // One Accept header: the caller's when it names one (a PEP 691 index wants its own type).
+        if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("accept"))
+        {
+            req = req.header("accept", "application/json");
+        }
         for (k, v) in headers {
             req = req.header(*k, *v);
         }

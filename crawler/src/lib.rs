@@ -11,6 +11,7 @@ pub mod names;
 pub mod optout;
 pub mod outcome;
 pub mod records;
+pub mod registry_check;
 pub mod run;
 pub mod sandbox;
 pub mod schedule;

@@ -10,11 +10,13 @@ use clap::{Args, ValueEnum};
 use pinlog_core::render::safe;
 
 use crate::commands;
+use crate::launch;
 use crate::pins::{LockPins, StorePins};
 use crate::session::OnDrift;
 use crate::stdio::{self, Ended, StdioOptions};
 use crate::store::{ServerKey, Store};
 
+const EXIT_USAGE: u8 = 2;
 const EXIT_UNREADABLE: u8 = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -121,12 +123,23 @@ fn run_proxy(args: ProxyArgs) -> Result<u8, (u8, String)> {
                     format!("cannot read the lockfile {}: {e}", path.display()),
                 )
             })?;
-            pinlog_core::lockfile::Lockfile::read(&lock).map_err(|e| {
+            let read = pinlog_core::lockfile::Lockfile::read(&lock).map_err(|e| {
                 (
                     EXIT_UNREADABLE,
                     format!("the lockfile {}: {e}", path.display()),
                 )
             })?;
+            // The lock pins what runs, too: a runner's package goes to the locked version.
+            let package = read.server(&label).and_then(|s| s.package.clone());
+            let mut options = options;
+            if let Some(package) = package {
+                let launch =
+                    launch::pinned(&options.argv, &package).map_err(|e| (EXIT_USAGE, e))?;
+                if let Some(note) = launch.note {
+                    eprintln!("pinlog: {}", safe(&note));
+                }
+                options.argv = launch.argv;
+            }
             let pins = LockPins {
                 lock,
                 lock_path: path.display().to_string(),

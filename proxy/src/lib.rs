@@ -5,6 +5,7 @@ pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod events;
+pub mod launch;
 pub mod lines;
 pub mod message;
 pub mod pins;

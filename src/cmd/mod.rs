@@ -4,6 +4,7 @@ pub mod canon;
 pub mod crawl;
 pub mod digest;
 pub mod export;
+pub mod lock_check;
 pub mod log;
 pub mod probe;
 pub mod site;

@@ -31,7 +31,13 @@ const MAX_DOCUMENT: u64 = 64 << 20;
 /// takes a value.
 pub fn flags_of(command: &str) -> Option<&'static [(&'static str, bool)]> {
     Some(match command {
-        "lock" => &[("-output", true), ("-ascii", false)],
+        "lock" => &[
+            ("-output", true),
+            ("-ascii", false),
+            ("-check", false),
+            ("-npm-registry", true),
+            ("-pypi-index", true),
+        ],
         "verify" => &[
             ("-lock", true),
             ("-fail-on", true),
@@ -175,8 +181,20 @@ fn signature_path(lock: &Path) -> PathBuf {
 #[derive(Args, Debug)]
 pub struct LockArgs {
     /// The manifest to approve, as `pinlog export` writes it
-    #[arg(value_name = "MANIFEST")]
-    pub manifest: PathBuf,
+    #[arg(value_name = "MANIFEST", required_unless_present = "check")]
+    pub manifest: Option<PathBuf>,
+    /// Write nothing: check that each registry still publishes, for each locked package
+    /// version, the digest the lockfile (-o) pins. Exit 1 when one changed or is gone, 3 when
+    /// one could not be checked; a newer version is only noted. Needs the network: `pinlog`
+    /// only
+    #[arg(long, conflicts_with = "manifest")]
+    pub check: bool,
+    /// With --check: the npm registry
+    #[arg(long, value_name = "URL", default_value = "https://registry.npmjs.org")]
+    pub npm_registry: String,
+    /// With --check: the PyPI simple index (PEP 691 JSON)
+    #[arg(long, value_name = "URL", default_value = "https://pypi.org/simple/")]
+    pub pypi_index: String,
     /// The lockfile to write
     #[arg(
         short = 'o',
@@ -196,8 +214,16 @@ pub fn lock(args: LockArgs) -> u8 {
 }
 
 fn run_lock(args: &LockArgs) -> Result<u8, Stop> {
-    let manifest_bytes = read(&args.manifest, "manifest")?;
-    let manifest = read_manifest(&args.manifest, &manifest_bytes)?;
+    let Some(manifest_path) = &args.manifest else {
+        return Err(Stop(
+            EXIT_USAGE,
+            "lock --check reads registries over the network: run it with `pinlog`, which has \
+             network code (pinlog-verify has none)"
+                .into(),
+        ));
+    };
+    let manifest_bytes = read(manifest_path, "manifest")?;
+    let manifest = read_manifest(manifest_path, &manifest_bytes)?;
     let previous_bytes = match args.output.try_exists() {
         Ok(true) => Some(read(&args.output, "lockfile")?),
         Ok(false) => None,
