@@ -116,6 +116,40 @@ enum Command {
     Forget(pinlog_proxy::cli::ServerArg),
     /// Verify the local log of every pin, drift, approval and forget
     Audit,
+    /// Put `pinlog proxy` in front of every local MCP server in your clients' configurations
+    ///
+    /// Finds the configurations of Claude Desktop, Claude Code (and with --project the
+    /// project's .mcp.json), Cursor, VS Code, Gemini CLI, Windsurf, Cline and Codex, shows what
+    /// changes, backs each file up under the pinlog data directory, and rewrites only the servers'
+    /// command and arguments (every other byte kept). Remote servers are left alone and listed;
+    /// servers running an unpinned package are flagged. Running it twice changes nothing. See
+    /// docs/WRAP.md.
+    Wrap(pinlog_proxy::wrap::cli::WrapArgs),
+    /// Undo `wrap`: the exact bytes from the backup, or the proxy removed from each server when
+    /// the file was edited since
+    Unwrap(pinlog_proxy::wrap::cli::UnwrapArgs),
+    /// See what the proxy does, in ten seconds: a bundled server changes between two sessions
+    ///
+    /// The first session pins its one tool; in the second the tool's description asks for the
+    /// conversation's notes and its schema gains a field for them, and the proxy blocks the
+    /// session with the diff and the labels. Runs in a temporary directory, uses no network,
+    /// leaves nothing behind. Exit 0 when the demo went as described, 1 otherwise.
+    Demo(pinlog_proxy::demo::DemoArgs),
+    /// Run pinlog as an MCP server an agent can ask before it installs or trusts a server
+    ///
+    /// Read-only tools: a public server's history from a verified local copy of the log
+    /// (--log DIR --vkey VKEY), this machine's pins and pending reviews, a pending change's labels
+    /// and counts, and how to protect a client. Answers carry no third-party text: names in a
+    /// safe character set, dates, counts, hashes and fixed labels only. Stdio by default, or
+    /// Streamable HTTP on a loopback address with --http. See docs/LOOKUP.md.
+    Lookup(pinlog_proxy::lookup::cli::LookupArgs),
+    /// Write managed-policy files that allow only the wrapped, locked servers
+    ///
+    /// For Claude Code (managed-settings.json, managed-mcp.json), GitHub Copilot
+    /// (managed-settings.json) and Codex (requirements.toml), as each product documents them;
+    /// Cursor documents no file-based policy, and gets none. Writes under --out; installs
+    /// nothing. See docs/POLICY.md.
+    Policy(pinlog_proxy::policy::cli::PolicyArgs),
     /// Find public MCP servers, look at each in a sandbox, and append to the log on change
     ///
     /// Discovers servers (the MCP registry, npm search, GitHub topics with GITHUB_TOKEN, a seed
@@ -579,6 +613,11 @@ fn main() -> ExitCode {
         Command::Approve(args) => return ExitCode::from(pinlog_proxy::cli::approve(args)),
         Command::Forget(args) => return ExitCode::from(pinlog_proxy::cli::forget(args)),
         Command::Audit => return ExitCode::from(pinlog_proxy::cli::audit()),
+        Command::Wrap(args) => return ExitCode::from(pinlog_proxy::wrap::cli::wrap(args)),
+        Command::Unwrap(args) => return ExitCode::from(pinlog_proxy::wrap::cli::unwrap(args)),
+        Command::Demo(args) => return ExitCode::from(pinlog_proxy::demo::demo(args)),
+        Command::Lookup(args) => return ExitCode::from(pinlog_proxy::lookup::cli::lookup(args)),
+        Command::Policy(args) => return ExitCode::from(pinlog_proxy::policy::cli::policy(args)),
         Command::Lock(args) if args.check => (Render { ascii: false }, cmd::lock_check::run(args)),
         Command::Lock(args) => return ExitCode::from(pinlog_verifier::gate::cli::lock(args)),
         Command::Verify(args) => return ExitCode::from(pinlog_verifier::gate::cli::verify(args)),

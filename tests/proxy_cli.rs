@@ -519,14 +519,23 @@ fn a_team_lock_decides_instead_of_first_use_and_pins_what_runs() {
     );
     // A server the lock does not name: pinned on first use, or refused with --only-locked.
     let other = ["--name", "other", "--lock", lock.as_str(), "--only-locked"];
-    let (a, _) = through(
+    let marker = home.join("started");
+    let starts = format!("touch '{}'", marker.display());
+    let server = vec!["sh".to_string(), "-c".to_string(), starts];
+    let (a, o) = through(
         home,
         &strs(&sdk(&["--mode", "legacy"])),
         &other,
-        &drift_server(),
+        &server,
         &[],
     );
-    assert_eq!(a["code"], -32092, "{a}");
+    assert_eq!(a["ok"], false, "{a}");
+    assert!(
+        text(&o.stderr).contains("does not name the server \"other\""),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!marker.exists(), "refused before the server ran");
 
     // A lock that pins a package: a command asking for another version is refused before it runs.
     let mut m: J =
@@ -557,4 +566,28 @@ fn a_team_lock_decides_instead_of_first_use_and_pins_what_runs() {
         "{}",
         text(&o.stderr)
     );
+}
+
+#[test]
+fn the_demo_pins_then_blocks_and_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let o = Command::new(pinlog_bin())
+        .arg("demo")
+        .env("TMPDIR", tmp.path())
+        .env("PINLOG_HOME", &home)
+        .output()
+        .unwrap();
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", text(&o.stderr));
+    assert!(out.contains("pinned 1 tool(s)"), "{out}");
+    assert!(
+        out.contains("(tool-changed, new-field, new-instruction)"),
+        "{out}"
+    );
+    assert!(out.contains("/inputSchema/properties/notes"), "{out}");
+    assert!(out.contains("refused by the proxy with error -32090; it never reached the server"));
+    // Its pins lived in a temporary directory, now gone; the user's store was never touched.
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    assert!(!home.exists());
 }

@@ -62,7 +62,10 @@ pub struct Drift {
 pub fn check(served: &Manifest<'_>, approved: &Lockfile<'_>) -> Option<Drift> {
     let findings: Vec<Finding<'_, '_>> = compare(served, approved)
         .into_iter()
-        .filter(|f| f.kind != Kind::Unexamined)
+        // Servers of a team lock other than this one are out of scope; anything else this
+        // server serves that was not examined (a version 1 lock's prompts and instructions)
+        // counts as drift, as something that cannot be compared always does.
+        .filter(|f| !(f.kind == Kind::Unexamined && f.subject == Subject::Server))
         .filter(|f| f.policy.is_some_and(Policy::gates_by_default))
         .collect();
     if findings.is_empty() {

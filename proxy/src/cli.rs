@@ -41,8 +41,23 @@ pub struct ProxyArgs {
     /// What to do when the surface departs from what was approved
     #[arg(long, value_enum, default_value = "block")]
     pub on_drift: DriftMode,
+    /// Serve Streamable HTTP on this loopback address (127.0.0.1:PORT), in front of --upstream
+    #[arg(long, value_name = "ADDR", requires = "upstream")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// The server's Streamable HTTP endpoint, with --listen (instead of a command)
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "listen",
+        conflicts_with = "command"
+    )]
+    pub upstream: Option<String>,
     /// The server's command and its arguments, after --
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(
+        last = true,
+        required_unless_present = "upstream",
+        value_name = "COMMAND"
+    )]
     pub command: Vec<OsString>,
 }
 
@@ -90,6 +105,9 @@ pub fn proxy(args: ProxyArgs) -> u8 {
 }
 
 fn run_proxy(args: ProxyArgs) -> Result<u8, (u8, String)> {
+    if let Some(upstream) = &args.upstream {
+        return crate::http::run_cli(&args, upstream);
+    }
     let label = args
         .name
         .clone()
@@ -97,6 +115,13 @@ fn run_proxy(args: ProxyArgs) -> Result<u8, (u8, String)> {
     // A store that cannot be read stops the proxy before the server starts: it never re-trusts.
     let store = open_store()?;
     let key = ServerKey::from_argv(&args.command);
+    // So does a pin that does not read back.
+    if let Err(e) = store.pinned(&key) {
+        return Err((
+            EXIT_UNREADABLE,
+            format!("{e}; the server was not started (`pinlog forget {key}` drops the pin)"),
+        ));
+    }
     let store_pins = StorePins {
         store,
         key,
@@ -139,6 +164,18 @@ fn run_proxy(args: ProxyArgs) -> Result<u8, (u8, String)> {
                     eprintln!("pinlog: {}", safe(&note));
                 }
                 options.argv = launch.argv;
+            }
+            // A server the lock does not name is refused before it runs, with --only-locked.
+            if args.only_locked && read.server(&label).is_none() {
+                return Err((
+                    EXIT_UNREADABLE,
+                    format!(
+                        "the lockfile {} does not name the server {} and --only-locked is set; \
+                         the server was not started",
+                        path.display(),
+                        pinlog_core::render::quoted(&label, 64)
+                    ),
+                ));
             }
             let pins = LockPins {
                 lock,

@@ -4,11 +4,17 @@
 pub mod check;
 pub mod cli;
 pub mod commands;
+pub mod demo;
 pub mod events;
+pub mod http;
 pub mod launch;
 pub mod lines;
+pub mod lookup;
+pub mod mcp_server;
 pub mod message;
 pub mod pins;
+pub mod policy;
 pub mod session;
 pub mod stdio;
 pub mod store;
+pub mod wrap;

@@ -35,6 +35,8 @@ pub enum Message<'a> {
         id: Id,
         /// The result, or `None` for an error answer.
         result: Option<Value<'a>>,
+        /// The error object of an error answer.
+        error: Option<Value<'a>>,
     },
 }
 
@@ -77,8 +79,13 @@ pub fn read(line: &[u8], max: usize) -> Result<Message<'_>, Refused> {
             (true, false) => Ok(Message::Response {
                 id,
                 result: o.remove("result"),
+                error: None,
             }),
-            (false, true) => Ok(Message::Response { id, result: None }),
+            (false, true) => Ok(Message::Response {
+                id,
+                result: None,
+                error: o.remove("error"),
+            }),
             _ => Err(Refused(
                 "a response holds exactly one of \"result\" and \"error\"".into(),
             )),
@@ -114,5 +121,36 @@ pub fn response(id: &Id, result: &Value<'_>) -> Vec<u8> {
     let mut out = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id.0).into_bytes();
     write_as_served(result, &mut out);
     out.extend_from_slice(b"}\n");
+    out
+}
+
+/// A request as the server sees it: the client's method and parameters under an id of the
+/// proxy's, as one line.
+pub fn forwarded(id: &Id, method: &str, params: Option<&Value<'_>>) -> Vec<u8> {
+    let mut out = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":", id.0).into_bytes();
+    json::write_string(&mut out, method);
+    if let Some(p) = params {
+        out.extend_from_slice(b",\"params\":");
+        write_as_served(p, &mut out);
+    }
+    out.extend_from_slice(b"}\n");
+    out
+}
+
+/// A server's error object, answered to the client's `id`, as one line.
+pub fn error_object(id: &Id, error: &Value<'_>) -> Vec<u8> {
+    let mut out = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":", id.0).into_bytes();
+    write_as_served(error, &mut out);
+    out.extend_from_slice(b"}\n");
+    out
+}
+
+/// The answer to a line that is not one strict JSON-RPC message: its id cannot be trusted, so
+/// the error carries none (JSON-RPC's "invalid request").
+pub fn invalid(why: &str) -> Vec<u8> {
+    let mut out =
+        b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":".to_vec();
+    json::write_string(&mut out, why);
+    out.extend_from_slice(b"}}\n");
     out
 }

@@ -95,9 +95,12 @@ struct Listing {
     todo: Vec<Purpose>,
     pages: usize,
     cursors: BTreeSet<String>,
-    /// The notification that started a re-check, delivered once it holds.
-    notification: Option<Vec<u8>>,
+    /// The notifications that started a re-check, delivered once it holds.
+    notifications: Vec<Vec<u8>>,
 }
+
+/// How long the server has to answer everything the proxy asks to check its surface.
+pub const CHECK_TIME: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The most pages the proxy reads of one listing.
 const MAX_PAGES: usize = 1000;
@@ -112,9 +115,11 @@ enum Phase {
     Blocked,
 }
 
-/// A request of the client's, forwarded and not answered yet.
+/// A request of the client's, forwarded under a wire id and not answered yet.
 #[derive(Debug, Clone)]
 struct Tracked {
+    /// The id the client gave it, restored in the answer.
+    client_id: Id,
     method: String,
 }
 
@@ -130,9 +135,10 @@ pub struct Session<P: Pins> {
     /// Server notifications and requests held while checking.
     held_from_server: Vec<Vec<u8>>,
     own: HashMap<Id, Purpose>,
-    /// The next id of the proxy's own, and whether ids are strings.
-    next_own: u64,
-    string_ids: bool,
+    /// The last id the proxy used on the server's side. Every request the server sees carries
+    /// one of these, the client's and the proxy's own alike: they cannot collide, and the
+    /// server cannot tell them apart.
+    next_wire: u64,
     listing: Option<Listing>,
     client_init: Option<Id>,
     drop_initialized: bool,
@@ -155,6 +161,8 @@ pub struct Session<P: Pins> {
     init_result: Option<Value<'static>>,
     /// A drift was recorded and the server has not changed back since.
     drifted: bool,
+    /// When the check under way must have ended.
+    deadline: Option<std::time::Instant>,
     /// The approved surface, once read.
     approved: Option<(Vec<u8>, String)>,
 }
@@ -171,8 +179,7 @@ impl<P: Pins> Session<P> {
             queue: Vec::new(),
             held_from_server: Vec::new(),
             own: HashMap::new(),
-            next_own: 0,
-            string_ids: false,
+            next_wire: 0,
             listing: None,
             client_init: None,
             drop_initialized: false,
@@ -188,6 +195,7 @@ impl<P: Pins> Session<P> {
             caps: (false, false),
             init_result: None,
             drifted: false,
+            deadline: None,
         }
     }
 
@@ -210,13 +218,42 @@ impl<P: Pins> Session<P> {
         self.unchecked("the server ended")
     }
 
+    /// When the check under way must have ended, if one is.
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.deadline.filter(|_| self.phase == Phase::Checking)
+    }
+
+    /// The check's time ran out.
+    pub fn timed_out(&mut self) -> Vec<Action> {
+        self.unchecked(&format!(
+            "the server did not answer within {} s",
+            CHECK_TIME.as_secs()
+        ))
+    }
+
+    /// The client left; a check still under way did not end, so the surface was not checked.
+    pub fn client_gone(&mut self) {
+        if self.phase == Phase::Checking {
+            self.outcome = Outcome::Unchecked;
+            self.phase = Phase::Blocked;
+        }
+    }
+
+    /// The server's output could not be read further (a line over the bound, a read error).
+    pub fn server_broken(&mut self, why: &str) -> Vec<Action> {
+        if self.phase == Phase::Blocked {
+            return Vec::new();
+        }
+        self.unchecked(&format!("the server's output cannot be read ({why})"))
+    }
+
+    fn wire_id(&mut self) -> Id {
+        self.next_wire += 1;
+        Id(self.next_wire.to_string())
+    }
+
     fn own_id(&mut self, purpose: Purpose) -> Id {
-        self.next_own += 1;
-        let id = if self.string_ids {
-            Id(format!("\"{}\"", self.next_own))
-        } else {
-            Id(self.next_own.to_string())
-        };
+        let id = self.wire_id();
         self.own.insert(id.clone(), purpose);
         id
     }
@@ -242,20 +279,18 @@ impl<P: Pins> Session<P> {
                 return Vec::new();
             }
         };
-        // The proxy's own ids follow the client's style, and start past the client's.
-        self.string_ids = id.0.starts_with('"');
-        self.next_own =
-            id.0.trim_matches('"')
-                .parse::<u64>()
-                .unwrap_or(0)
-                .saturating_add(1_000);
         self.phase = Phase::Checking;
+        self.deadline = Some(std::time::Instant::now() + CHECK_TIME);
         if method == "initialize" {
-            self.own.insert(id.clone(), Purpose::Initialize);
+            // The client's own initialize, under a wire id: the server sees the client's
+            // revision, capabilities and info.
+            let wire = self.own_id(Purpose::Initialize);
             self.client_init = Some(id);
-            let mut out = line;
-            out.push(b'\n');
-            return vec![Action::ToServer(out)];
+            return vec![Action::ToServer(message::forwarded(
+                &wire,
+                &method,
+                params.as_ref(),
+            ))];
         }
         // The 2026-07-28 era has no handshake: every request carries the client's revision,
         // info and capabilities in `_meta`. The proxy discovers and lists with the same `_meta`.
@@ -319,9 +354,23 @@ impl<P: Pins> Session<P> {
     fn client_open(&mut self, line: Vec<u8>) -> Vec<Action> {
         let mut out = line.clone();
         out.push(b'\n');
-        let Ok(msg) = message::read(&line, self.max_message) else {
-            // The client's own bytes: the server answers them as it will.
-            return vec![Action::ToServer(out)];
+        let msg = match message::read(&line, self.max_message) {
+            Ok(msg) => msg,
+            // A line that is not one strict message (a batch, a lone surrogate, …) cannot be
+            // tracked or held, so it is not forwarded.
+            Err(e) => {
+                return vec![
+                    Action::Note(format!(
+                        "refused a client message that is not strict JSON-RPC: {}",
+                        pinlog_core::render::safe(&e.0)
+                    )),
+                    Action::ToClient(message::invalid(&format!(
+                        "pinlog proxy: the message is not one strict JSON-RPC message ({}); it \
+                         was not forwarded",
+                        e.0
+                    ))),
+                ]
+            }
         };
         match msg {
             Message::Notification { method }
@@ -360,8 +409,16 @@ impl<P: Pins> Session<P> {
                         ),
                     ))];
                 }
-                self.pending.insert(id, Tracked { method });
-                vec![Action::ToServer(out)]
+                let wire = self.wire_id();
+                let forwarded = message::forwarded(&wire, &method, params.as_ref());
+                self.pending.insert(
+                    wire,
+                    Tracked {
+                        client_id: id,
+                        method,
+                    },
+                );
+                vec![Action::ToServer(forwarded)]
             }
             _ => vec![Action::ToServer(out)],
         }
@@ -414,28 +471,36 @@ impl<P: Pins> Session<P> {
         let mut out = line.clone();
         out.push(b'\n');
         match msg {
-            Message::Response { id, result } => {
+            Message::Response { id, result, error } => {
                 if let Some(purpose) = self.own.remove(&id) {
                     return self.own_answer(purpose, result.map(Value::into_owned));
                 }
+                // Only an answer to a request the client made and the proxy forwarded reaches
+                // the client: anything else (a second answer, an answer to nothing) is dropped.
                 let Some(tracked) = self.pending.remove(&id) else {
-                    return vec![Action::ToClient(out)];
+                    return vec![Action::Note(
+                        "dropped an answer from the server to no request it was sent".into(),
+                    )];
                 };
-                match (tracked.method.as_str(), result) {
-                    ("tools/list", Some(r)) => {
-                        self.deliver_listing(id, r.into_owned(), Item::Tools, out)
-                    }
-                    ("prompts/list", Some(r)) => {
-                        self.deliver_listing(id, r.into_owned(), Item::Prompts, out)
-                    }
-                    _ => vec![Action::ToClient(out)],
+                let client_id = tracked.client_id;
+                let Some(result) = result else {
+                    let error = error.unwrap_or(Value::Null);
+                    return vec![Action::ToClient(message::error_object(&client_id, &error))];
+                };
+                let result = result.into_owned();
+                match tracked.method.as_str() {
+                    "tools/list" => self.deliver_listing(client_id, result, Item::Tools),
+                    "prompts/list" => self.deliver_listing(client_id, result, Item::Prompts),
+                    "initialize" | "server/discover" => self.deliver_identity(client_id, result),
+                    _ => vec![Action::ToClient(message::response(&client_id, &result))],
                 }
             }
             Message::Notification { method }
                 if method == "notifications/tools/list_changed"
                     || method == "notifications/prompts/list_changed" =>
             {
-                if self.phase == Phase::Checking {
+                if self.phase == Phase::Checking && self.client_init.is_some() {
+                    // The first check is under way: it lists after this anyway.
                     self.held_from_server.push(out);
                     return Vec::new();
                 }
@@ -624,6 +689,19 @@ impl<P: Pins> Session<P> {
 
     /// Reads the surface's listings, as the server's capabilities announce them.
     fn start_listing(&mut self, served: Served, notification: Option<Vec<u8>>) -> Vec<Action> {
+        // A listing already under way is started over; its late answers are dropped, and the
+        // notifications that asked for it wait for the new one.
+        let mut notifications = self
+            .listing
+            .take()
+            .map(|l| l.notifications)
+            .unwrap_or_default();
+        notifications.extend(notification);
+        self.own
+            .retain(|_, p| !matches!(p, Purpose::Tools | Purpose::Prompts));
+        // While the proxy lists, what the client sends waits, as it did the first time.
+        self.phase = Phase::Checking;
+        self.deadline = Some(std::time::Instant::now() + CHECK_TIME);
         let mut todo = Vec::new();
         if self.caps.0 {
             todo.push(Purpose::Tools);
@@ -637,7 +715,7 @@ impl<P: Pins> Session<P> {
             todo,
             pages: 0,
             cursors: BTreeSet::new(),
-            notification,
+            notifications,
         });
         self.next_listing()
     }
@@ -728,6 +806,19 @@ impl<P: Pins> Session<P> {
             }
         }
         if self.approved.is_none() {
+            // A surface that could never be found to match its pin is not pinned at all.
+            let undecidable = listing
+                .served
+                .tools
+                .iter()
+                .chain(&listing.served.prompts)
+                .find(|i| value_digest(i).is_err());
+            if let Some(item) = undecidable {
+                return self.unchecked(&format!(
+                    "{} holds a number literal no double identifies, so it cannot be pinned",
+                    quoted(item_name(item), 64)
+                ));
+            }
             let manifest = listing.served.manifest(&self.pins.id()).to_bytes();
             match self.pins.pin_first_use(&manifest) {
                 Ok(Some(line)) => notes.push(Action::Note(line)),
@@ -809,11 +900,9 @@ impl<P: Pins> Session<P> {
     /// The surface holds (or is held): deliver what waited.
     fn release(&mut self, listing: Listing) -> Vec<Action> {
         self.last = listing.served;
-        if let Some(notification) = listing.notification {
-            return vec![Action::ToClient(notification)];
-        }
+        self.deadline = None;
         let mut actions = Vec::new();
-        if let (Some(id), Some(mut result)) = (self.client_init.clone(), self.init_result.take()) {
+        if let (Some(id), Some(mut result)) = (self.client_init.take(), self.init_result.take()) {
             if self.strip_instructions {
                 if let Value::Object(o) = &mut result {
                     o.remove("instructions");
@@ -822,11 +911,14 @@ impl<P: Pins> Session<P> {
             actions.push(Action::ToClient(message::response(&id, &result)));
         }
         self.phase = Phase::Open;
-        for line in std::mem::take(&mut self.queue) {
-            actions.extend(self.client_open(line));
+        for n in listing.notifications {
+            actions.push(Action::ToClient(n));
         }
         for line in std::mem::take(&mut self.held_from_server) {
             actions.push(Action::ToClient(line));
+        }
+        for line in std::mem::take(&mut self.queue) {
+            actions.extend(self.client_open(line));
         }
         actions
     }
@@ -838,6 +930,7 @@ impl<P: Pins> Session<P> {
         self.block_labels = labels;
         let was_checking = self.phase == Phase::Checking;
         self.phase = Phase::Blocked;
+        self.deadline = None;
         self.listing = None;
         self.own.clear();
         let mut actions = Vec::new();
@@ -849,9 +942,61 @@ impl<P: Pins> Session<P> {
         for line in std::mem::take(&mut self.queue) {
             actions.extend(self.refuse(&line));
         }
-        let pending: Vec<Id> = self.pending.drain().map(|(id, _)| id).collect();
+        let pending: Vec<Id> = self.pending.drain().map(|(_, t)| t.client_id).collect();
         for id in pending {
             actions.push(Action::ToClient(self.blocked_error(&id)));
+        }
+        actions
+    }
+
+    /// An `initialize` or `server/discover` answer the client asked for itself: the instructions
+    /// and the name the server gives are checked against the approved ones before delivery.
+    fn deliver_identity(&mut self, id: Id, mut result: Value<'static>) -> Vec<Action> {
+        let Some((bytes, sid)) = self.approved.clone() else {
+            return vec![Action::ToClient(message::response(&id, &result))];
+        };
+        let Ok(lock) = Lockfile::read(&bytes) else {
+            return self.unchecked("the approved surface cannot be read");
+        };
+        let o = result.as_object();
+        let mut served = self.last.clone();
+        served.instructions = o
+            .and_then(|o| o.get("instructions"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        served.reported_name = o
+            .and_then(|o| {
+                o.get("serverInfo").or_else(|| {
+                    o.get("_meta")
+                        .and_then(Value::as_object)
+                        .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+                })
+            })
+            .and_then(Value::as_object)
+            .and_then(|i| i.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let manifest = served.manifest(&sid);
+        let drift = check(&manifest, &lock)
+            .filter(|d| d.instructions || d.labels.iter().any(|l| l == "server-renamed"));
+        let Some(drift) = drift else {
+            return vec![Action::ToClient(message::response(&id, &result))];
+        };
+        let mut actions = self.drift_notes(&drift, &manifest);
+        match self.on_drift {
+            OnDrift::Block => {
+                actions.extend(self.stop(Outcome::Blocked, drift.labels.clone()));
+                actions.push(Action::ToClient(self.blocked_error(&id)));
+            }
+            OnDrift::Hold => {
+                if drift.instructions {
+                    self.strip_instructions = true;
+                    if let Value::Object(o) = &mut result {
+                        o.remove("instructions");
+                    }
+                }
+                actions.push(Action::ToClient(message::response(&id, &result)));
+            }
         }
         actions
     }
@@ -859,13 +1004,8 @@ impl<P: Pins> Session<P> {
     /// A listing the client asked for, checked before it is delivered: the page's items against
     /// the approved surface. Block mode blocks on a changed or new item; hold mode takes held
     /// items out of the page and lets one that changed back through.
-    fn deliver_listing(
-        &mut self,
-        id: Id,
-        result: Value<'static>,
-        item: Item,
-        raw: Vec<u8>,
-    ) -> Vec<Action> {
+    fn deliver_listing(&mut self, id: Id, result: Value<'static>, item: Item) -> Vec<Action> {
+        let raw = message::response(&id, &result);
         let Value::Object(mut o) = result else {
             return vec![Action::ToClient(raw)];
         };
@@ -936,12 +1076,29 @@ impl<P: Pins> Session<P> {
         };
         // An item on this page that serves its approved form again is released.
         held.retain(|n| drifted.contains(n) || !items.iter().any(|i| item_name(i) == n));
+        let nothing_held =
+            self.held_tools.is_empty() && self.held_prompts.is_empty() && !self.strip_instructions;
+        let mut released = Vec::new();
+        if nothing_held && self.drifted && drift.is_none() {
+            self.drifted = false;
+            if let Err(e) = self.pins.release() {
+                released.push(Action::Note(e));
+            }
+            released.push(Action::Note(format!(
+                "{} serves the approved surface again",
+                quoted(&self.label, 64)
+            )));
+        }
+        let held = match item {
+            Item::Tools => &mut self.held_tools,
+            Item::Prompts => &mut self.held_prompts,
+        };
         let newly: Vec<String> = on_page
             .iter()
             .filter(|n| !held.contains(**n))
             .map(|n| n.to_string())
             .collect();
-        let mut actions = Vec::new();
+        let mut actions = released;
         if let (Some(drift), false) = (&drift, newly.is_empty()) {
             actions.extend(self.drift_notes(drift, &manifest));
             if self.on_drift == OnDrift::Block {

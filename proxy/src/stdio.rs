@@ -7,8 +7,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use pinlog_core::render::safe;
-use tokio::io::{AsyncWriteExt, Stdout};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::process::{Child, Command};
 
 use crate::lines::Lines;
 use crate::session::{Action, OnDrift, Outcome, Pins, Session};
@@ -58,45 +58,59 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", safe(&program.to_string_lossy())))?;
-    let mut server_in = child.stdin.take();
+    // Each direction is written by a task of its own, so that a side slow to read never stops
+    // the proxy from reading the other (two pipes both full would otherwise deadlock).
+    let mut to_server = Some(writer(child.stdin.take().expect("piped")));
+    let to_client = writer(tokio::io::stdout());
     let mut server_out = Lines::new(child.stdout.take().expect("piped"), MAX_MESSAGE);
     let mut server_err = Lines::new(child.stderr.take().expect("piped"), 64 << 10);
     let label = options.label.clone();
     tokio::spawn(async move {
-        // The server's standard error is shown as text, never as bytes a terminal would obey.
-        while let Ok(Some(line)) = server_err.next().await {
-            eprintln!(
-                "[{}] {}",
-                safe(&label),
-                safe(&String::from_utf8_lossy(&line))
-            );
+        // The server's standard error is shown as text, never as bytes a terminal would obey;
+        // it is drained to the end, as a server whose stderr pipe closes dies of SIGPIPE.
+        loop {
+            match server_err.next().await {
+                Ok(Some(line)) => eprintln!(
+                    "[{}] {}",
+                    safe(&label),
+                    safe(&String::from_utf8_lossy(&line))
+                ),
+                Ok(None) => break,
+                Err(_) => eprintln!("[{}] (a line over 64 KiB, not shown)", safe(&label)),
+            }
         }
     });
     let mut client_in = Lines::new(tokio::io::stdin(), MAX_MESSAGE);
-    let mut client_out = tokio::io::stdout();
     let mut session = Session::new(pins, &options.label, options.on_drift, MAX_MESSAGE);
     let (mut client_open, mut server_open) = (true, true);
     loop {
+        let deadline = session.deadline();
         let actions = tokio::select! {
             line = client_in.next(), if client_open => match line {
                 Ok(Some(line)) => session.from_client(line),
                 _ => {
                     client_open = false;
+                    session.client_gone();
                     Vec::new()
                 }
             },
             line = server_out.next(), if server_open => match line {
                 Ok(Some(line)) => session.from_server(line),
-                _ => {
+                Ok(None) => {
                     server_open = false;
                     Vec::new()
                 }
+                Err(e) => {
+                    server_open = false;
+                    session.server_broken(&e.to_string())
+                }
             },
+            _ = sleep_until(deadline), if deadline.is_some() => session.timed_out(),
         };
-        apply(actions, &mut server_in, &mut client_out).await;
-        if session.outcome() != Outcome::Open && server_in.is_some() {
+        apply(actions, &mut to_server, &to_client);
+        if session.outcome() != Outcome::Open && to_server.is_some() {
             // Blocked: the server gets nothing more, and is not left running.
-            server_in = None;
+            to_server = None;
             let _ = child.start_kill();
         }
         if !client_open {
@@ -105,13 +119,14 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
         if !server_open && session.outcome() == Outcome::Open {
             if session.is_checking() {
                 let actions = session.server_gone();
-                apply(actions, &mut server_in, &mut client_out).await;
+                apply(actions, &mut to_server, &to_client);
                 continue;
             }
             break;
         }
     }
-    drop(server_in);
+    drop(to_server);
+    drop(to_client);
     let status = finish(&mut child).await;
     Ok(match session.outcome() {
         Outcome::Open => Ended::Served(status),
@@ -120,31 +135,62 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
     })
 }
 
-async fn apply(actions: Vec<Action>, server: &mut Option<ChildStdin>, client: &mut Stdout) {
+/// A deadline as a sleep; never ends without one (the branch is disabled then).
+async fn sleep_until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+type Queue = tokio::sync::mpsc::UnboundedSender<Vec<u8>>;
+
+/// A task writing what it is sent to `out`, in order; it stops when `out` fails or every sender
+/// is dropped (closing `out`).
+fn writer<W: AsyncWrite + Unpin + Send + 'static>(mut out: W) -> Queue {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        while let Some(bytes) = rx.recv().await {
+            if out.write_all(&bytes).await.is_err() || out.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    tx
+}
+
+fn apply(actions: Vec<Action>, server: &mut Option<Queue>, client: &Queue) {
     for action in actions {
         match action {
             Action::ToServer(bytes) => {
-                if let Some(s) = server.as_mut() {
-                    if s.write_all(&bytes).await.is_err() || s.flush().await.is_err() {
+                if let Some(s) = server.as_ref() {
+                    if s.send(bytes).is_err() {
                         *server = None;
                     }
                 }
             }
+            // A client that went away is noticed when its input ends.
             Action::ToClient(bytes) => {
-                // A client that went away is noticed when its input ends.
-                let _ = client.write_all(&bytes).await;
-                let _ = client.flush().await;
+                let _ = client.send(bytes);
             }
             Action::Note(text) => eprintln!("pinlog: {text}"),
         }
     }
 }
 
-/// Waits for the server to end once its input is closed, then ends it; its exit status.
+/// Waits for the server to end once its input is closed, then ends it; its exit status, 128 +
+/// the signal for one that a signal ended (as shells report it).
 async fn finish(child: &mut Child) -> i32 {
-    if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
-        return status.code().unwrap_or(0);
+    let status = match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
+        Ok(Ok(status)) => status,
+        _ => {
+            let _ = child.kill().await;
+            return 0;
+        }
+    };
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return 128 + signal;
     }
-    let _ = child.kill().await;
-    0
+    status.code().unwrap_or(1)
 }
