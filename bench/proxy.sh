@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: round-trip latency of `tools/call` (server-everything's echo) and `tools/list` through
-# `pinlog proxy` against the same server direct, driven by the official Python MCP client, sessions
-# alternating in one invocation; and the proxy's peak RSS. Target (docs/BENCHMARKS.md): median
+# `pinlog proxy` against the same server direct, over stdio and over Streamable HTTP, driven by the
+# official Python MCP client, sessions alternating in one invocation; and the proxy's peak RSS. Target (docs/BENCHMARKS.md): median
 # added latency <= 0.25 ms per round trip, RSS <= 15 MiB.
 #
 # Usage: bench/proxy.sh [SESSIONS] [CALLS]     (default: 6 sessions each way, 300 calls each)
@@ -16,3 +16,5 @@ server=(node .ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/i
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 echo "machine: $cpu, $(nproc) cores; node $(node --version)"
 .ci/venv/bin/python bench/proxy_latency.py target/release/pinlog "$sessions" "$calls" -- "${server[@]}"
+http=(node .ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp)
+PINLOG_HOME="$(mktemp -d)" .ci/venv/bin/python bench/proxy_latency.py --http target/release/pinlog "$sessions" "$calls" -- "${http[@]}"

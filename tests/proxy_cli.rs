@@ -170,6 +170,58 @@ fn the_typescript_sdk_client_pins_and_is_blocked_on_drift() {
     assert_eq!(a["code"], -32090, "{a}");
 }
 
+#[test]
+fn the_typescript_sdk_client_works_through_the_proxy_with_the_reference_servers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let servers = [
+        (
+            "everything",
+            vec![
+                "node".to_string(),
+                installed(
+                    ".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+                ),
+                "stdio".to_string(),
+            ],
+            vec!["--call", "echo", "--args", r#"{"message":"ts"}"#],
+        ),
+        (
+            "memory",
+            vec![
+                "node".to_string(),
+                installed(".ci/npm/node_modules/@modelcontextprotocol/server-memory/dist/index.js"),
+            ],
+            vec!["--call", "read_graph"],
+        ),
+    ];
+    for (name, server, call) in servers {
+        for run in 0..2 {
+            let o = Command::new("node")
+                .arg(installed("tests/fixtures/sdk_client.mjs"))
+                .args(&call)
+                .arg("--")
+                .arg(pinlog_bin())
+                .args(["proxy", "--name", name, "--"])
+                .args(&server)
+                .env("PINLOG_HOME", home)
+                .env("MEMORY_FILE_PATH", home.join("memory.json"))
+                .output()
+                .unwrap();
+            let a: J = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {}", text(&o.stderr)));
+            assert_eq!(a["ok"], true, "{name} run {run}: {a}\n{}", text(&o.stderr));
+            assert!(!a["call"].is_null(), "{name}: {a}");
+            assert_eq!(
+                text(&o.stderr).contains("pinned"),
+                run == 0,
+                "{name}: {}",
+                text(&o.stderr)
+            );
+        }
+    }
+}
+
 /// Pins the drift fixture as it serves by default, under `home`.
 fn pin_fixture(home: &Path, env: &[(&str, &str)]) {
     let (a, o) = through(
