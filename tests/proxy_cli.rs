@@ -643,3 +643,32 @@ fn the_demo_pins_then_blocks_and_leaves_nothing_behind() {
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     assert!(!home.exists());
 }
+
+#[test]
+fn approving_takes_a_person_and_then_the_changed_server_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    pin_fixture(home, &[]);
+    let (a, _) = burst(home, &["--name", "drift"], &[("DRIFT_TOOLS", "v2")]);
+    assert_eq!(a["call"]["error"]["code"], -32090, "{a}");
+    // Without a terminal (as an agent's shell tool runs it), approve refuses.
+    let o = Command::new(pinlog_bin())
+        .args(["approve", "drift"])
+        .env("PINLOG_HOME", home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("--yes"));
+    let o = pinlog(home, &["approve", "drift", "--yes"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    let (a, o) = burst(home, &["--name", "drift"], &[("DRIFT_TOOLS", "v2")]);
+    assert!(a["call"]["result"].is_object(), "{a}\n{}", text(&o.stderr));
+    assert_eq!(pinlog(home, &["audit"]).status.code(), Some(0));
+}

@@ -223,6 +223,10 @@ pub struct ApproveArgs {
     /// Approve only these pending tools [default: everything pending]
     #[arg(value_name = "TOOL")]
     pub tools: Vec<String>,
+    /// Approve without a terminal (for scripts a person runs); otherwise approve refuses to run
+    /// unless standard input is a terminal, so that an agent with a shell cannot approve
+    #[arg(long)]
+    pub yes: bool,
     /// Write every non-ASCII character as <U+XXXX>
     #[arg(long)]
     pub ascii: bool,
@@ -257,6 +261,14 @@ pub fn review(args: ServerArg) -> u8 {
 }
 
 pub fn approve(args: ApproveArgs) -> u8 {
+    use std::io::IsTerminal;
+    if !args.yes && !std::io::stdin().is_terminal() {
+        eprintln!(
+            "pinlog: error: approve is a person's decision: run it in a terminal after `pinlog \
+             review`, or pass --yes"
+        );
+        return 2;
+    }
     with_store(|s| commands::approve(s, &args.server, &args.tools, args.ascii).map(|t| (t, 0)))
 }
 

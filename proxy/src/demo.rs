@@ -234,9 +234,11 @@ fn session(exe: &Path, home: &Path, surface: u8) -> Result<Seen, String> {
     })
 }
 
-/// The proxy's own lines, indented (they are already rendered safe by the proxy).
+/// The proxy's own lines, indented (they are already rendered safe by the proxy), without the
+/// commands to review: the demo's pins are gone when it ends.
 fn show(stderr: &str) {
     for line in stderr.lines().filter(|l| l.starts_with("pinlog:")) {
+        let line = line.find("; review").map_or(line, |at| &line[..at]);
         println!("  {line}");
     }
 }

@@ -17,9 +17,9 @@ const LOCK: &str = "/srv/team/mcp.lock.json";
 /// and whose options are glued (`--name=-dash`), with a tab and a backslash in an argument.
 const FIXTURE: &str = r#"{
   "mcpServers": {
-    "weather": {"command": "pinlog", "args": ["proxy", "--name", "weather", "--lock", "/srv/team/mcp.lock.json", "--", "node", "weather-server.js"]},
+    "weather": {"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "weather", "--lock", "/srv/team/mcp.lock.json", "--", "node", "weather-server.js"]},
     "billing": {"type": "stdio", "command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "billing", "--lock", "/srv/team/mcp.lock.json", "--only-locked", "--", "npx", "-y", "@acme/billing-mcp@1.4.2"], "env": {"BILLING_TOKEN": "${BILLING_TOKEN}"}},
-    "odd.name \"q\"": {"command": "pinlog", "args": ["proxy", "--name=-dash", "--lock=/srv/team/mcp.lock.json", "--on-drift", "hold", "--", "python3", "-m", "srv", "a\\b\tc"], "cwd": "/srv"}
+    "odd.name \"q\"": {"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name=-dash", "--lock=/srv/team/mcp.lock.json", "--on-drift", "hold", "--", "python3", "-m", "srv", "a\\b\tc"], "cwd": "/srv"}
   },
   "inputs": []
 }"#;
@@ -45,7 +45,7 @@ fn expected() -> Vec<(&'static str, Vec<&'static str>)> {
         (
             "odd.name \"q\"",
             vec![
-                "pinlog",
+                "/usr/local/bin/pinlog",
                 "proxy",
                 "--name=-dash",
                 "--lock=/srv/team/mcp.lock.json",
@@ -61,7 +61,7 @@ fn expected() -> Vec<(&'static str, Vec<&'static str>)> {
         (
             "weather",
             vec![
-                "pinlog",
+                "/usr/local/bin/pinlog",
                 "proxy",
                 "--name",
                 "weather",
@@ -360,7 +360,7 @@ fn cursor_is_refused_with_a_reason_and_writes_nothing() {
 
 #[test]
 fn vs_code_servers_read_like_mcp_servers() {
-    let vs = r#"{"servers": {"weather": {"type": "stdio", "command": "pinlog", "args": ["proxy", "--name", "weather", "--lock", "/srv/team/mcp.lock.json", "--", "node", "weather-server.js"]}}}"#;
+    let vs = r#"{"servers": {"weather": {"type": "stdio", "command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "weather", "--lock", "/srv/team/mcp.lock.json", "--", "node", "weather-server.js"]}}}"#;
     let r = run(Product::Copilot, vs, LOCK);
     assert_eq!(r.code, 0);
     let s = read_json(&r.out.join("copilot/managed-settings.json"));
@@ -387,48 +387,55 @@ fn servers_that_are_not_wrapped_and_locked_are_refused_and_nothing_is_written() 
             &["server \"bad\" is not wrapped", "wrap it first"],
         ),
         (
-            wrapped(r#"{"command": "pinlog", "args": ["verify", "x"]}"#),
+            wrapped(r#"{"command": "/usr/local/bin/pinlog", "args": ["verify", "x"]}"#),
             LOCK,
             &["\"bad\"", "wrap it first"],
         ),
         (
             wrapped(
-                r#"{"command": "pinlog", "args": ["proxy", "--name", "bad", "--", "node", "x.js"]}"#,
+                r#"{"command": "pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json", "--", "node", "x.js"]}"#,
+            ),
+            LOCK,
+            &["\"bad\"", "relative name", "absolute path"],
+        ),
+        (
+            wrapped(
+                r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "bad", "--", "node", "x.js"]}"#,
             ),
             LOCK,
             &["\"bad\"", "not locked", "--lock"],
         ),
         (
             wrapped(
-                r#"{"command": "pinlog", "args": ["proxy", "--name", "bad", "--lock", "other.lock.json", "--", "node", "x.js"]}"#,
+                r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "bad", "--lock", "other.lock.json", "--", "node", "x.js"]}"#,
             ),
             LOCK,
             &["\"bad\"", "locked to \"other.lock.json\""],
         ),
         (
             wrapped(
-                r#"{"command": "pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json", "node", "x.js"]}"#,
+                r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json", "node", "x.js"]}"#,
             ),
             LOCK,
             &["\"bad\"", "\"node\"", "not one of its options"],
         ),
         (
             wrapped(
-                r#"{"command": "pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json"]}"#,
+                r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json"]}"#,
             ),
             LOCK,
             &["\"bad\"", "without --"],
         ),
         (
             wrapped(
-                r#"{"command": "pinlog", "args": ["proxy", "--lock", "/srv/team/mcp.lock.json", "--", "node"]}"#,
+                r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--lock", "/srv/team/mcp.lock.json", "--", "node"]}"#,
             ),
             LOCK,
             &["\"bad\"", "without --name"],
         ),
         (
             wrapped(
-                r#"{"command": "pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json", "--", "node", "${HOME}/x.js"]}"#,
+                r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json", "--", "node", "${HOME}/x.js"]}"#,
             ),
             LOCK,
             &["\"bad\"", "environment variable", "${HOME}"],
@@ -439,18 +446,18 @@ fn servers_that_are_not_wrapped_and_locked_are_refused_and_nothing_is_written() 
             &["\"bad\"", "remote"],
         ),
         (
-            wrapped(r#"{"type": "sse", "command": "pinlog"}"#),
+            wrapped(r#"{"type": "sse", "command": "/usr/local/bin/pinlog"}"#),
             LOCK,
             &["\"bad\"", "remote"],
         ),
         (
-            wrapped(r#"{"command": "pinlog", "args": "proxy"}"#),
+            wrapped(r#"{"command": "/usr/local/bin/pinlog", "args": "proxy"}"#),
             LOCK,
             &["server \"bad\" has args that are string"],
         ),
         (
             wrapped(
-                r#"{"command": "pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json", "--", "x"], "env": {"K": 1}}"#,
+                r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json", "--", "x"], "env": {"K": 1}}"#,
             ),
             LOCK,
             &["\"bad\"", "number in env \"K\""],
@@ -465,7 +472,7 @@ fn servers_that_are_not_wrapped_and_locked_are_refused_and_nothing_is_written() 
             &["\"b<U+001B>[2Jad\"", "not wrapped"],
         ),
         (
-            r#"{"mcpServers": {"a": {"command": "pinlog"}, "a": {"command": "pinlog"}}}"#.into(),
+            r#"{"mcpServers": {"a": {"command": "/usr/local/bin/pinlog"}, "a": {"command": "/usr/local/bin/pinlog"}}}"#.into(),
             LOCK,
             &["not strict JSON"],
         ),
@@ -500,7 +507,7 @@ fn servers_that_are_not_wrapped_and_locked_are_refused_and_nothing_is_written() 
 }
 
 fn good() -> &'static str {
-    r#"{"command": "pinlog", "args": ["proxy", "--name", "good", "--lock", "/srv/team/mcp.lock.json", "--", "node", "good.js"]}"#
+    r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "good", "--lock", "/srv/team/mcp.lock.json", "--", "node", "good.js"]}"#
 }
 
 #[test]

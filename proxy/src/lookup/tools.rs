@@ -689,10 +689,7 @@ fn summary(key: &ServerKey, p: &Pinned) -> Option<Out> {
         "review",
         Out::Str(SafeStr::format("pinlog review {}", &[&k])),
     ));
-    m.push((
-        "approve",
-        Out::Str(SafeStr::format("pinlog approve {}", &[&k])),
-    ));
+    // No approve command: an agent with a shell would run it. Approving is a person's act.
     m.push((
         "note",
         s(

@@ -131,6 +131,15 @@ fn server(name: &str, entry: &Value<'_>, lock: &str) -> Result<Allowed, Refusal>
             quoted(&command, 80)
         )));
     }
+    // The products match the command as written: a bare or relative `pinlog` would be matched by
+    // whatever program comes first on a user's PATH, proxy or not.
+    if !(command.starts_with('/') || command.get(1..3) == Some(":\\")) {
+        return Err(refuse(format!(
+            "runs {} by a relative name, which any program earlier on PATH can take; wrap it \
+             with an absolute path (pinlog wrap writes one)",
+            quoted(&command, 80)
+        )));
+    }
     check_proxy_args(&args, lock).map_err(refuse)?;
     let mut argv = Vec::with_capacity(args.len() + 1);
     argv.push(command);

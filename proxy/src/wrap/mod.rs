@@ -575,6 +575,16 @@ impl Session<'_> {
                 return Ok(bytes);
             }
         }
+        // A file pinlog never backed up was never wrapped by it: what is wrapped there was
+        // wrapped by hand, and stays.
+        if entries.is_empty() {
+            notes.push(
+                "pinlog wrap never changed this file: its wrapped servers were wrapped otherwise, \
+                 and stay as they are"
+                    .into(),
+            );
+            return Ok(bytes);
+        }
         let (_, edited) = edit_of(target.format, &bytes, proxy, Op::Unwrap)?;
         check_edit(target.format, &bytes, &edited, proxy, Op::Unwrap)?;
         if edited != bytes && !entries.is_empty() && !unusable_backup {
