@@ -562,16 +562,24 @@ async fn post<P: Pins + Send + 'static>(
     resp
 }
 
+/// The session a GET or DELETE names: 400 without a session id, 404 for one not known here.
+fn session_of<P: Pins>(
+    proxy: &Proxy<P>,
+    req: &Request<Incoming>,
+) -> Result<(HeaderValue, Arc<Conn<P>>), StatusCode> {
+    let sid = req.headers().get(SESSION).ok_or(StatusCode::BAD_REQUEST)?;
+    let conn = lookup(proxy, sid).ok_or(StatusCode::NOT_FOUND)?;
+    Ok((sid.clone(), conn))
+}
+
 /// The client's GET stream: what the upstream sends on its own GET stream, through the session.
 async fn get<P: Pins + Send + 'static>(
     proxy: Arc<Proxy<P>>,
     req: Request<Incoming>,
 ) -> Response<Body> {
-    let Some(sid) = req.headers().get(SESSION) else {
-        return empty(StatusCode::BAD_REQUEST);
-    };
-    let Some(conn) = lookup(&proxy, sid) else {
-        return empty(StatusCode::NOT_FOUND);
+    let (sid, conn) = match session_of(&proxy, &req) {
+        Ok(found) => found,
+        Err(status) => return empty(status),
     };
     let mut headers = forwarded(req.headers());
     {
@@ -633,11 +641,9 @@ async fn delete<P: Pins + Send + 'static>(
     proxy: Arc<Proxy<P>>,
     req: Request<Incoming>,
 ) -> Response<Body> {
-    let Some(sid) = req.headers().get(SESSION) else {
-        return empty(StatusCode::BAD_REQUEST);
-    };
-    let Some(conn) = lookup(&proxy, sid) else {
-        return empty(StatusCode::NOT_FOUND);
+    let (sid, conn) = match session_of(&proxy, &req) {
+        Ok(found) => found,
+        Err(status) => return empty(status),
     };
     let mut headers = forwarded(req.headers());
     headers.insert(SESSION, sid.clone());
