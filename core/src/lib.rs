@@ -6,6 +6,7 @@
 
 pub mod diff;
 pub mod digest;
+mod emoji;
 pub mod format;
 pub mod json;
 pub mod labels;

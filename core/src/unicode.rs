@@ -6,6 +6,12 @@
 //! (private use, unassigned). The classes are fixed here and in docs/LABELS.md; "unassigned" is
 //! judged by the Unicode tables the build links ([`UNICODE_VERSION`]).
 //!
+//! A string is scanned in context, not character by character: U+FE0E or U+FE0F that completes an
+//! emoji variation sequence Unicode lists (`⚠️`), and the zero-width joiners and selectors of a
+//! listed emoji ZWJ sequence (a family), are how emoji are written, and a label that fired on every
+//! warning emoji would teach reviewers to skip it. Any other variation selector, and a run of two
+//! or more, can carry hidden text and is reported.
+//!
 //! Everything [`classify`] reports is also written as `<U+XXXX>` by
 //! [`render::safe`], so a finding can always be shown.
 
@@ -14,6 +20,7 @@ use std::fmt::{self, Write as _};
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 use unicode_script::{Script, ScriptExtension, UnicodeScript};
 
+use crate::emoji;
 use crate::json::Value;
 use crate::pointer::{JsonPointer, Segment};
 use crate::render;
@@ -33,7 +40,8 @@ pub enum HiddenClass {
     ZeroWidth,
     /// U+E0000–U+E007F: an invisible copy of ASCII (see [`TagMessage`]).
     Tag,
-    /// U+FE00–U+FE0F, U+E0100–U+E01EF, and the Mongolian ones U+180B–U+180D, U+180F.
+    /// U+FE00–U+FE0F, U+E0100–U+E01EF, and the Mongolian ones U+180B–U+180D, U+180F. A scan
+    /// does not report those that write a listed emoji sequence ([`scan_str`]).
     VariationSelector,
     /// Any other general category Cf (soft hyphen, invisible operators, …).
     Format,
@@ -126,18 +134,20 @@ pub struct HiddenText {
     pub tag_messages: Vec<TagMessage>,
 }
 
-/// The hidden characters of one string, and its tag messages.
+/// The hidden characters of one string, and its tag messages. U+FE0E and U+FE0F that complete a
+/// listed emoji variation sequence, and the U+200D, U+FE0E and U+FE0F inside a listed emoji ZWJ
+/// sequence, are not reported, unless another variation selector follows them.
 pub fn scan_str(s: &str) -> (Vec<HiddenChar>, Vec<TagMessage>) {
     let mut chars = Vec::new();
     let mut tags: Vec<TagMessage> = Vec::new();
     let mut run_end = None; // byte offset just past the current tag run
-    for (offset, c) in s.char_indices() {
-        let Some(class) = classify(c) else { continue };
-        chars.push(HiddenChar {
+    for hidden in hidden_chars(s) {
+        chars.push(hidden);
+        let HiddenChar {
             offset,
             code_point: c,
             class,
-        });
+        } = hidden;
         if class == HiddenClass::Tag {
             if run_end != Some(offset) {
                 tags.push(TagMessage {
@@ -161,9 +171,43 @@ fn push_tag(text: &mut String, c: char) {
     }
 }
 
-/// Whether `s` holds any character [`classify`] reports.
+/// Whether `s` holds any character [`scan_str`] reports.
 pub fn str_has_hidden(s: &str) -> bool {
-    s.chars().any(|c| classify(c).is_some())
+    hidden_chars(s).next().is_some()
+}
+
+/// The characters of `s` that [`classify`] reports, less those that write a listed emoji
+/// sequence.
+fn hidden_chars(s: &str) -> impl Iterator<Item = HiddenChar> + '_ {
+    // Nearly all text has no joiner, and then no ZWJ sequence needs looking for.
+    let joined = s.contains('\u{200D}');
+    let mut zwj_end = 0; // byte offset just past the listed ZWJ sequence being read
+    s.char_indices().filter_map(move |(offset, c)| {
+        if joined && offset >= zwj_end {
+            if let Some(len) = emoji::zwj_sequence_at(&s[offset..]) {
+                zwj_end = offset + len;
+            }
+        }
+        let class = classify(c)?;
+        let in_zwj_sequence = offset < zwj_end;
+        let emoji = match c {
+            '\u{200D}' => in_zwj_sequence,
+            '\u{FE0E}' | '\u{FE0F}' => {
+                let before = s[..offset].chars().next_back();
+                let after = s[offset + c.len_utf8()..].chars().next();
+                // A selector in a run is reported, the first too: a run is how text is hidden.
+                let run = after.and_then(classify) == Some(HiddenClass::VariationSelector);
+                !run && (in_zwj_sequence
+                    || before.is_some_and(|b| emoji::is_variation_sequence(b, c)))
+            }
+            _ => false,
+        };
+        (!emoji).then_some(HiddenChar {
+            offset,
+            code_point: c,
+            class,
+        })
+    })
 }
 
 /// Every string (member names included) in `value` that holds a hidden character, in document

@@ -10,7 +10,8 @@ use pinlog_core::labels::{
 };
 use pinlog_core::render;
 use pinlog_core::unicode::{
-    classify, find_hidden, has_hidden, invalid_tool_name, mixed_script, HiddenClass, NameProblem,
+    classify, find_hidden, has_hidden, invalid_tool_name, mixed_script, scan_str, str_has_hidden,
+    HiddenClass, NameProblem,
 };
 use pinlog_core::JsonPointer;
 
@@ -891,6 +892,141 @@ fn hidden_characters_located_by_pointer() {
     assert!(has_hidden(&doc));
     assert!(!has_hidden(&v(WEATHER)));
     assert!(find_hidden(&v(WEATHER)).is_empty());
+}
+
+/// The hidden characters `scan_str` reports in `s`, as (byte offset, code point).
+fn reported(s: &str) -> Vec<(usize, u32)> {
+    let chars = scan_str(s).0;
+    chars
+        .iter()
+        .map(|c| (c.offset, c.code_point as u32))
+        .collect()
+}
+
+#[test]
+fn emoji_sequences_unicode_lists_are_not_hidden_characters() {
+    for emoji in [
+        "⚠\u{FE0F} Warning: this deletes files",
+        "\u{2764}\u{FE0F}",
+        "Made with \u{2764}\u{FE0E} (text style)",
+        "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466} family",
+        "\u{1F3F3}\u{FE0F}\u{200D}\u{1F308}",
+        "\u{1F441}\u{FE0F}\u{200D}\u{1F5E8}\u{FE0F}",
+        "#\u{FE0F}\u{20E3}",
+        "⚠\u{FE0F}⚠\u{FE0F}",
+    ] {
+        assert_eq!(reported(emoji), [], "{emoji:?}");
+        assert!(!str_has_hidden(emoji), "{emoji:?}");
+    }
+    // Through the labels: an emoji added to a description is wording, and a new server that
+    // writes one is only new.
+    assert_eq!(
+        tool(
+            r#"{"name":"rm","description":"Warning: deletes files."}"#,
+            r#"{"name":"rm","description":"\u26a0\ufe0f Warning: deletes files."}"#
+        ),
+        ["wording-only"]
+    );
+    let family = r#"{"name":"f","description":"\ud83d\udc68\u200d\ud83d\udc69\u200d\ud83d\udc67\u200d\ud83d\udc66 \u2764\ufe0f"}"#;
+    let new = surface(r#""\u26a0\ufe0f Read the docs""#, &[], &[family]);
+    assert_eq!(tokens(surface_labels(None, &new)), ["new-server"]);
+    assert!(find_hidden(&new).is_empty());
+}
+
+#[test]
+fn hidden_text_in_selectors_and_joiners_is_still_reported() {
+    for (text, found) in [
+        // A selector after a character with no listed sequence.
+        ("a\u{FE0F}", vec![(1, 0xFE0F)]),
+        ("a\u{FE0E}", vec![(1, 0xFE0E)]),
+        ("\u{1F600}\u{FE0F}", vec![(4, 0xFE0F)]),
+        // A listed base with a selector it has no sequence with.
+        ("⚠\u{FE00}", vec![(3, 0xFE00)]),
+        // Runs, the selector that would complete a sequence included.
+        ("\u{FE0F}\u{FE0F}", vec![(0, 0xFE0F), (3, 0xFE0F)]),
+        ("⚠\u{FE0F}\u{FE0F} Warning", vec![(3, 0xFE0F), (6, 0xFE0F)]),
+        ("⚠\u{FE0F}\u{E0100}", vec![(3, 0xFE0F), (6, 0xE0100)]),
+        // The supplementary selectors, anywhere.
+        ("\u{E0100}", vec![(0, 0xE0100)]),
+        ("⚠\u{E0100}", vec![(3, 0xE0100)]),
+        (
+            "\u{1F600}\u{E0143}\u{E0110}",
+            vec![(4, 0xE0143), (8, 0xE0110)],
+        ),
+        // Joiners outside a listed ZWJ sequence.
+        ("a\u{200D}b", vec![(1, 0x200D)]),
+        ("\u{1F468}\u{200D}\u{1F436}", vec![(4, 0x200D)]),
+        (
+            "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466}\u{200D}a",
+            vec![(25, 0x200D)],
+        ),
+        // A listed ZWJ sequence that ends in a selector, followed by another.
+        (
+            "\u{1F441}\u{FE0F}\u{200D}\u{1F5E8}\u{FE0F}\u{FE0F}",
+            vec![(14, 0xFE0F), (17, 0xFE0F)],
+        ),
+    ] {
+        assert_eq!(reported(text), found, "{text:?}");
+        assert!(str_has_hidden(text), "{text:?}");
+    }
+    assert_eq!(
+        tool(
+            r#"{"name":"rm","description":"Warning: deletes files."}"#,
+            r#"{"name":"rm","description":"\u26a0\ufe0f\ufe0f Warning: deletes files."}"#
+        ),
+        ["hidden-characters"]
+    );
+}
+
+/// The code point sequences of a vendored UTS #51 file, read here apart from the build script.
+fn sequences_in(file: &str) -> Vec<String> {
+    let path = format!("{}/unicode/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let field = l.split(';').next().unwrap();
+            field
+                .split_whitespace()
+                .map(|h| char::from_u32(u32::from_str_radix(h, 16).unwrap()).unwrap())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn vendored_emoji_data_is_unicodes_and_every_sequence_in_it_is_permitted() {
+    let (variations, zwj) = (
+        sequences_in("emoji-variation-sequences.txt"),
+        sequences_in("emoji-zwj-sequences.txt"),
+    );
+    // UTS #51 15.0 lists 354 bases with both styles and 1,350 ZWJ sequences.
+    assert_eq!((variations.len(), zwj.len()), (708, 1350));
+    for seq in &variations {
+        assert_eq!(reported(seq), [], "{seq:?}");
+        assert_eq!(reported(&format!("x{seq} x")), [], "{seq:?}");
+        let run = format!("{seq}\u{FE0F}");
+        assert_eq!(reported(&run).len(), 2, "{run:?}");
+    }
+    for seq in &zwj {
+        assert_eq!(reported(seq), [], "{seq:?}");
+        let joined = format!("{seq}\u{200D}x");
+        assert_eq!(reported(&joined), [(seq.len(), 0x200D)], "{joined:?}");
+    }
+    // Debian's unicode-data package ships the same files; where it is installed, the copies match.
+    for file in ["emoji-variation-sequences.txt", "emoji-zwj-sequences.txt"] {
+        let debian = std::path::Path::new("/usr/share/unicode/emoji").join(file);
+        let Ok(theirs) = std::fs::read(&debian) else {
+            eprintln!("{}: absent, not compared", debian.display());
+            continue;
+        };
+        let ours = std::fs::read(format!("{}/unicode/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        assert!(
+            ours == theirs,
+            "unicode/{file} differs from {}",
+            debian.display()
+        );
+    }
 }
 
 #[test]
