@@ -274,6 +274,104 @@ fn lock_reports_what_it_approves_and_writes_anyway() {
 }
 
 #[test]
+fn emoji_unicode_lists_are_no_hidden_characters_and_a_selector_run_is() {
+    // A server on the official Python SDK serves a warning emoji in its instructions throughout,
+    // and its one tool's description moves from plain text to emoji, then to a selector run.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = json!({"mcpServers": {"files": {
+        "command": installed(".ci/venv/bin/python"),
+        "args": [installed("tests/fixtures/emoji_server.py")],
+        "env": {"EMOJI_SERVER_TEXT": "${EMOJI_TEXT}"}
+    }}});
+    write(dir, "mcp.json", &config.to_string());
+    let export = |out: &str, variant: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_pinlog"))
+            .current_dir(dir)
+            .args(["export", "-config", "mcp.json", "-o", out])
+            .env("EMOJI_TEXT", variant)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    };
+    let findings = |o: &Output| -> Vec<J> {
+        let r: J = serde_json::from_slice(&o.stdout).unwrap();
+        r["findings"].as_array().unwrap().clone()
+    };
+
+    export("plain.json", "plain");
+    let o = pinlog(dir, &["lock", "plain.json"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert!(
+        !text(&o.stderr).contains("hidden-characters"),
+        "the instructions' warning emoji is no finding: {}",
+        text(&o.stderr)
+    );
+
+    // Emoji added: a change, worded only; no hidden characters, gated or not.
+    export("emoji.json", "emoji");
+    let o = pinlog(
+        dir,
+        &[
+            "verify",
+            "-fail-on",
+            "hidden-characters",
+            "-format",
+            "json",
+            "emoji.json",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o.stdout));
+    let all = pinlog(dir, &["verify", "-format", "json", "emoji.json"]);
+    let f = findings(&all);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(
+        (&f[0]["policy"], &f[0]["labels"]),
+        (&json!("tool-changed"), &json!(["wording-only"]))
+    );
+    // Text output still writes every selector and joiner by code point.
+    let o = pinlog(dir, &["verify", "emoji.json"]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("+ \u{26a0}<U+FE0F> Warning: deletes the file. Made with \u{2764}<U+FE0F> by \u{1f468}<U+200D>\u{1f469}<U+200D>\u{1f467}.\n"),
+        "{out}"
+    );
+    assert_eq!(raw_hazard(&out), None, "{out:?}");
+
+    // A second selector after the warning sign, and a supplementary one: both reported.
+    export("hidden.json", "hidden");
+    let o = pinlog(
+        dir,
+        &[
+            "verify",
+            "-fail-on",
+            "hidden-characters",
+            "-format",
+            "json",
+            "hidden.json",
+        ],
+    );
+    assert_eq!(code(&o), 1, "{}", text(&o.stdout));
+    let f = findings(&o);
+    let hidden: Vec<&J> = f
+        .iter()
+        .filter(|f| f["policy"] == "hidden-characters")
+        .collect();
+    assert_eq!(hidden.len(), 1, "{f:?}");
+    assert_eq!(
+        (&hidden[0]["subject"], &hidden[0]["name"]),
+        (&json!("tool"), &json!("delete_file"))
+    );
+    assert_eq!(
+        hidden[0]["hidden"],
+        json!([{"pointer": "/description", "in_member_name": false,
+                "code_points": ["U+FE0F", "U+FE0F", "U+E0100"], "tag_messages": []}])
+    );
+    let changed = f.iter().find(|f| f["policy"] == "tool-changed").unwrap();
+    assert_eq!(changed["labels"], json!(["hidden-characters"]));
+}
+
+#[test]
 fn lock_refuses_to_replace_what_it_cannot_read() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -221,6 +221,16 @@ fn cases() -> Vec<Case> {
     let hidden = edit(|m| {
         item(m, "billing", "tools", "stripe.list")["inputSchema"] = json!({"type": "object", "properties": {"token": {"description": "The token\u{200b}."}}})
     });
+    let emoji = edit(|m| {
+        item(m, "billing", "tools", "stripe.refund")["description"] =
+            json!("\u{26a0}\u{fe0f} Refunds cannot be undone. Customers \u{2764}\u{fe0f} it.");
+        server(m, "billing")["instructions"] =
+            json!("Use for billing questions \u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}.");
+    });
+    let emoji_run = edit(|m| {
+        item(m, "billing", "tools", "stripe.refund")["description"] =
+            json!("\u{26a0}\u{fe0f}\u{fe0f} Refunds cannot be undone.")
+    });
     let mixed = edit(|m| {
         server(m, "crm")["tools"]
             .as_array_mut()
@@ -501,6 +511,27 @@ fn cases() -> Vec<Case> {
                 0,
                 &[("violation", "hidden-characters", "billing", "instructions")],
             ),
+        ),
+        gated(
+            case(
+                "hidden-characters, gated: emoji sequences Unicode lists are none",
+                locked(&emoji),
+                emoji.clone(),
+                Verdict(0, &[]),
+            ),
+            "hidden-characters",
+        ),
+        gated(
+            case(
+                "hidden-characters, gated: a second selector after the warning sign",
+                locked(&emoji_run),
+                emoji_run.clone(),
+                Verdict(
+                    1,
+                    &[("violation", "hidden-characters", "billing", "stripe.refund")],
+                ),
+            ),
+            "hidden-characters",
         ),
         gated(
             case(
