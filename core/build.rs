@@ -34,6 +34,8 @@ fn main() {
         .collect();
     zwj.sort_unstable();
     zwj.dedup();
+    let mut firsts: Vec<char> = zwj.iter().filter_map(|seq| seq.chars().next()).collect();
+    firsts.dedup();
 
     let mut out = String::new();
     writeln!(
@@ -55,6 +57,16 @@ fn main() {
     .unwrap();
     for seq in &zwj {
         writeln!(out, "    {seq:?},").unwrap();
+    }
+    writeln!(
+        out,
+        "];\n/// The characters the sequences of emoji-zwj-sequences.txt start with, sorted.\n\
+         static ZWJ_FIRSTS: [char; {}] = [",
+        firsts.len()
+    )
+    .unwrap();
+    for c in &firsts {
+        writeln!(out, "    {c:?},").unwrap();
     }
     out.push_str("];\n");
     let dir = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR");

@@ -960,6 +960,12 @@ fn hidden_text_in_selectors_and_joiners_is_still_reported() {
             "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466}\u{200D}a",
             vec![(25, 0x200D)],
         ),
+        // A listed sequence (a family of three) that a longer listed one starts with, then a
+        // joiner no listed sequence goes on with.
+        (
+            "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F436}",
+            vec![(18, 0x200D)],
+        ),
         // A listed ZWJ sequence that ends in a selector, followed by another.
         (
             "\u{1F441}\u{FE0F}\u{200D}\u{1F5E8}\u{FE0F}\u{FE0F}",
