@@ -20,6 +20,17 @@ fn pinlog(dir: &Path, args: &[&str]) -> Output {
         .expect("pinlog runs")
 }
 
+/// `pinlog export -config mcp.json -o OUT` in `dir` with one variable set, which must succeed.
+fn export(dir: &Path, out: &str, (name, value): (&str, &str)) {
+    let o = Command::new(env!("CARGO_BIN_EXE_pinlog"))
+        .current_dir(dir)
+        .args(["export", "-config", "mcp.json", "-o", out])
+        .env(name, value)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+}
+
 fn code(o: &Output) -> i32 {
     o.status.code().expect("an exit code, not a signal")
 }
@@ -123,15 +134,7 @@ fn export_lock_change_export_verify_finds_the_change() {
         "time": {"command": installed(".ci/venv/bin/mcp-server-time")}
     }});
     write(dir, "mcp.json", &config.to_string());
-    let export = |out: &str, version: &str| {
-        let o = Command::new(env!("CARGO_BIN_EXE_pinlog"))
-            .current_dir(dir)
-            .args(["export", "-config", "mcp.json", "-o", out])
-            .env("NOTES_VERSION", version)
-            .output()
-            .unwrap();
-        assert_eq!(code(&o), 0, "{}", text(&o.stderr));
-    };
+    let export = |out: &str, version: &str| export(dir, out, ("NOTES_VERSION", version));
     export("before.json", "1");
     let o = pinlog(dir, &["lock", "-o", "mcp.lock.json", "before.json"]);
     assert_eq!(code(&o), 0, "{}", text(&o.stderr));
@@ -285,14 +288,11 @@ fn emoji_unicode_lists_are_no_hidden_characters_and_a_selector_run_is() {
         "env": {"EMOJI_SERVER_TEXT": "${EMOJI_TEXT}"}
     }}});
     write(dir, "mcp.json", &config.to_string());
-    let export = |out: &str, variant: &str| {
-        let o = Command::new(env!("CARGO_BIN_EXE_pinlog"))
-            .current_dir(dir)
-            .args(["export", "-config", "mcp.json", "-o", out])
-            .env("EMOJI_TEXT", variant)
-            .output()
-            .unwrap();
-        assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    let export = |out: &str, variant: &str| export(dir, out, ("EMOJI_TEXT", variant));
+    // hidden-characters alone gated, so the exit code is its verdict.
+    let gated = |manifest: &str| {
+        let args = ["verify", "-fail-on", "hidden-characters", "-format", "json"];
+        pinlog(dir, &[&args[..], &[manifest]].concat())
     };
     let findings = |o: &Output| -> Vec<J> {
         let r: J = serde_json::from_slice(&o.stdout).unwrap();
@@ -310,17 +310,7 @@ fn emoji_unicode_lists_are_no_hidden_characters_and_a_selector_run_is() {
 
     // Emoji added: a change, worded only; no hidden characters, gated or not.
     export("emoji.json", "emoji");
-    let o = pinlog(
-        dir,
-        &[
-            "verify",
-            "-fail-on",
-            "hidden-characters",
-            "-format",
-            "json",
-            "emoji.json",
-        ],
-    );
+    let o = gated("emoji.json");
     assert_eq!(code(&o), 0, "{}", text(&o.stdout));
     let all = pinlog(dir, &["verify", "-format", "json", "emoji.json"]);
     let f = findings(&all);
@@ -340,17 +330,7 @@ fn emoji_unicode_lists_are_no_hidden_characters_and_a_selector_run_is() {
 
     // A second selector after the warning sign, and a supplementary one: both reported.
     export("hidden.json", "hidden");
-    let o = pinlog(
-        dir,
-        &[
-            "verify",
-            "-fail-on",
-            "hidden-characters",
-            "-format",
-            "json",
-            "hidden.json",
-        ],
-    );
+    let o = gated("hidden.json");
     assert_eq!(code(&o), 1, "{}", text(&o.stdout));
     let f = findings(&o);
     let hidden: Vec<&J> = f

@@ -190,7 +190,7 @@ fn hidden_chars(s: &str) -> impl Iterator<Item = HiddenChar> + '_ {
         }
         let class = classify(c)?;
         let in_zwj_sequence = offset < zwj_end;
-        let emoji = match c {
+        let exempt = match c {
             '\u{200D}' => in_zwj_sequence,
             '\u{FE0E}' | '\u{FE0F}' => {
                 let before = s[..offset].chars().next_back();
@@ -202,7 +202,7 @@ fn hidden_chars(s: &str) -> impl Iterator<Item = HiddenChar> + '_ {
             }
             _ => false,
         };
-        (!emoji).then_some(HiddenChar {
+        (!exempt).then_some(HiddenChar {
             offset,
             code_point: c,
             class,
