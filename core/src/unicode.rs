@@ -36,7 +36,8 @@ pub enum HiddenClass {
     Control,
     /// U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069: they reorder text around them.
     Bidi,
-    /// U+200B–U+200D, U+2060, U+FEFF.
+    /// U+200B–U+200D, U+2060, U+FEFF. A scan does not report the U+200D of a listed emoji ZWJ
+    /// sequence ([`scan_str`]).
     ZeroWidth,
     /// U+E0000–U+E007F: an invisible copy of ASCII (see [`TagMessage`]).
     Tag,
