@@ -52,6 +52,10 @@ pub struct UnwrapArgs {
     /// Show what would change, as a diff, and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// A pinlog command a `wrap --pinlog PATH` wrote, when the backups do not record it (they
+    /// were made with another data directory)
+    #[arg(long, value_name = "PATH")]
+    pub pinlog: Option<String>,
 }
 
 /// Whether `a` and `b` are the same file.
@@ -150,6 +154,7 @@ pub fn wrap(args: WrapArgs) -> u8 {
     let proxy = Proxy {
         program: args.pinlog.clone().unwrap_or_else(default_program),
         lock,
+        others: Vec::new(),
     };
     finish(
         Op::Wrap,
@@ -168,6 +173,7 @@ pub fn unwrap(args: UnwrapArgs) -> u8 {
     let proxy = Proxy {
         program: default_program(),
         lock: None,
+        others: args.pinlog.into_iter().collect(),
     };
     finish(
         Op::Unwrap,
