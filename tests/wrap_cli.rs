@@ -69,7 +69,7 @@ http_headers = { Authorization = "Bearer s3cr3t-hdr-codex" }
 
 const MINI_TOML: &str = "mini.toml";
 const MINI_TOML_TEXT: &str = r#"token="s3cr3t-top-toml"
-mcp_servers={a={command="node",args=["a.js"],env={A_SECRET="s3cr3t-env-toml"}},r={url="https://x.example",http_headers={Authorization="s3cr3t-hdr-toml"}}}"#;
+mcp_servers={a={command="node",args=["a.js"],env={A_SECRET="s3cr3t-env-toml"}},g={command="uvx",args=["--from","git+https://me:s3cr3t-git-toml@git.example/x.git","x"]},r={url="https://x.example",http_headers={Authorization="s3cr3t-hdr-toml"}}}"#;
 
 const BROKEN: &str = "broken.json";
 const BROKEN_TEXT: &str = r#"{"token":"s3cr3t-broken","mcpServers":{"a":{"command":"node","env":{"K":"s3cr3t-broken-env"}"#;
@@ -215,6 +215,13 @@ fn no_secret_of_a_configuration_is_printed_by_wrap_unwrap_policy_or_lookup() {
             "  would wrap        a\n{:20}- node a.js\n{:20}+ {PINLOG} proxy --name a -- node a.js\n",
             "", ""
         )),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "  unpinned package  g: uvx runs \"git+https://me:<masked>@git.example/x.git\" \
+             without an exact version"
+        ),
         "{out}"
     );
     assert!(

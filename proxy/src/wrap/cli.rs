@@ -28,7 +28,8 @@ pub struct WrapArgs {
     /// A team lockfile every wrapped server is held to (written as an absolute path)
     #[arg(long, value_name = "FILE")]
     pub lock: Option<PathBuf>,
-    /// Show what would change, as a diff, and write nothing
+    /// Show each server that would change, its command line before and after (secrets masked),
+    /// and write nothing
     #[arg(long)]
     pub dry_run: bool,
     /// The pinlog command to write in front of each server [default: this pinlog's absolute
@@ -49,7 +50,8 @@ pub struct UnwrapArgs {
     /// Also the project's .mcp.json in the current directory
     #[arg(long)]
     pub project: bool,
-    /// Show what would change, as a diff, and write nothing
+    /// Show each server that would change, its command line before and after (secrets masked),
+    /// and write nothing
     #[arg(long)]
     pub dry_run: bool,
     /// A pinlog command a `wrap --pinlog PATH` wrote, when the backups do not record it (they

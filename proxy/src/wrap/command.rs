@@ -6,6 +6,8 @@ use std::path::Path;
 
 use pinlog_core::render::quoted;
 
+use super::shown::masked_url;
+
 /// The keys that make a server remote in one client or another (Claude, Cursor, VS Code, Cline:
 /// `url`; Gemini CLI: `httpUrl`; Windsurf: `serverUrl`).
 pub const URL_KEYS: [&str; 3] = ["url", "httpUrl", "serverUrl"];
@@ -336,7 +338,7 @@ pub fn unpinned(argv: &[String]) -> Option<String> {
             (!npm_pinned(&spec)).then(|| {
                 format!(
                     "{run} runs {} without an exact version (write NAME@x.y.z)",
-                    quoted(&spec, 96)
+                    quoted(&masked_url(&spec), 96)
                 )
             })
         }
@@ -384,7 +386,7 @@ pub fn unpinned(argv: &[String]) -> Option<String> {
             (!pypi_pinned(&spec)).then(|| {
                 format!(
                     "{run} runs {} without an exact version (write NAME==x.y.z)",
-                    quoted(&spec, 96)
+                    quoted(&masked_url(&spec), 96)
                 )
             })
         }
@@ -400,7 +402,7 @@ pub fn unpinned(argv: &[String]) -> Option<String> {
             (!image.contains("@sha256:")).then(|| {
                 format!(
                     "{run} runs the image {} without a digest (write IMAGE@sha256:…)",
-                    quoted(image, 96)
+                    quoted(&masked_url(image), 96)
                 )
             })
         }

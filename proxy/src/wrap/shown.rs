@@ -51,9 +51,13 @@ fn masked_value(kind: Value, v: &str) -> String {
     }
 }
 
-/// `NAME=VALUE` with NAME an environment variable's name: an assignment (`env`, `docker -e`).
+/// `NAME=VALUE` with NAME an environment variable's name: an assignment (`env`, `docker -e`);
+/// not `NAME==VERSION`, a Python requirement.
 fn assignment(word: &str) -> Option<&str> {
-    let (name, _) = word.split_once('=')?;
+    let (name, value) = word.split_once('=')?;
+    if value.starts_with('=') {
+        return None;
+    }
     let mut chars = name.chars();
     let first = chars.next()?;
     ((first.is_ascii_alphabetic() || first == '_')
@@ -61,8 +65,9 @@ fn assignment(word: &str) -> Option<&str> {
     .then_some(name)
 }
 
-/// A URL's password (`scheme://user:PASSWORD@host`) and the value of each query parameter.
-fn masked_url(word: &str) -> String {
+/// A URL's password (`scheme://user:PASSWORD@host`) and the value of each query parameter,
+/// masked; any other word as it is.
+pub fn masked_url(word: &str) -> String {
     let Some(at) = word.find("://") else {
         return word.to_string();
     };
@@ -189,6 +194,15 @@ mod tests {
         assert_eq!(
             shown(&["env", "A_1=s3", "node", "--url=wss://u:s3@h"]),
             "env 'A_1=<masked>' node '--url=wss://u:<masked>@h'"
+        );
+        assert_eq!(
+            shown(&[
+                "uvx",
+                "black==24.1",
+                "--from",
+                "git+https://me:s3@git.example/x.git"
+            ]),
+            "uvx 'black==24.1' --from 'git+https://me:<masked>@git.example/x.git'"
         );
         assert_eq!(shown(&["a\u{1b}[2J"]), "'a<U+001B>[2J'");
     }
