@@ -78,6 +78,7 @@ impl Home {
             proxy: Proxy {
                 program: PROGRAM.into(),
                 lock: None,
+                others: Vec::new(),
             },
             dry_run: false,
             data_dir: self.data.clone(),
@@ -577,7 +578,7 @@ fn a_file_that_does_not_parse_is_left_untouched_and_the_others_are_processed() {
 }
 
 #[test]
-fn dry_run_shows_the_diff_and_writes_nothing() {
+fn dry_run_shows_each_changed_server_and_writes_nothing() {
     let h = home("home");
     let before = h.snapshot();
     let mut opts = h.opts();
@@ -592,27 +593,35 @@ fn dry_run_shows_the_diff_and_writes_nothing() {
     let text = report.render();
     assert!(text.contains("would wrap"), "{text}");
     assert!(text.contains("Dry run: nothing was written."));
-    let diff = report
+    // Each changed server's command line, before and after; nothing else of the file.
+    let sqlite = report
         .files
         .iter()
         .find(|f| f.target.path.ends_with(GEMINI))
         .unwrap()
-        .diff
+        .servers
+        .iter()
+        .find(|s| s.name == "sqlite")
+        .unwrap()
+        .change
         .clone()
         .unwrap();
-    for line in [
-        "@@ -8,4 +8,4 @@\n     \"sqlite\": {\n".to_string(),
-        "-      \"command\": \"uvx\",\n".to_string(),
-        "-      \"args\": [\"mcp-server-sqlite\", \"--db-path\", \"/tmp/t.db\"],\n".to_string(),
-        format!("+      \"command\": \"{PROGRAM}\",\n"),
-        "+      \"args\": [\"proxy\", \"--name\", \"sqlite\", \"--\", \"uvx\", \"mcp-server-sqlite\", \"--db-path\", \"/tmp/t.db\"],\n       \"cwd\"".to_string(),
-    ] {
-        assert!(diff.contains(&line), "{line:?} not in\n{diff}");
-    }
-    assert!(
-        !diff.contains("theme"),
-        "only changed lines and one line of context: {diff}"
+    let argv = ["uvx", "mcp-server-sqlite", "--db-path", "/tmp/t.db"].map(String::from);
+    assert_eq!(sqlite.before, argv);
+    assert_eq!(
+        sqlite.after[..5],
+        [PROGRAM, "proxy", "--name", "sqlite", "--"]
     );
+    assert_eq!(sqlite.after[5..], argv);
+    assert!(
+        text.contains(&format!(
+            "{:20}- uvx mcp-server-sqlite --db-path /tmp/t.db\n{:20}+ {PROGRAM} proxy --name \
+             sqlite -- uvx mcp-server-sqlite --db-path /tmp/t.db\n",
+            "", ""
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("theme"), "only the servers: {text}");
 
     // unwrap --dry-run after a real wrap: nothing written either.
     opts.dry_run = false;

@@ -241,10 +241,15 @@ fn check_proxy_args(args: &[String], lock: &str) -> Result<(), String> {
             }
             "--only-locked" if inline.is_none() => {}
             _ => {
+                // An option by its name only: the value glued to it may be a secret.
+                let shown = match a.split_once('=') {
+                    Some((name, _)) if name.starts_with('-') => name,
+                    _ => a.as_str(),
+                };
                 return Err(format!(
-                    "gives pinlog proxy {} in args[{i}], which is not one of its options",
-                    quoted(a, 80)
-                ))
+                    "gives pinlog proxy {} (args[{i}]), which is not one of its options",
+                    quoted(shown, 80)
+                ));
             }
         }
         i += 1;

@@ -37,6 +37,9 @@ pub struct Entry {
     pub original_sha256: String,
     /// The SHA-256 of the bytes written in their place.
     pub written_sha256: String,
+    /// The pinlog command written in front of the servers (`wrap` only): later runs know a
+    /// server it wrapped by it, whatever `--pinlog` they are given.
+    pub program: Option<String>,
 }
 
 /// A backup run's directory and what it holds.
@@ -102,6 +105,7 @@ impl Run {
         path: &Path,
         original: &[u8],
         written: &[u8],
+        program: Option<&str>,
     ) -> io::Result<PathBuf> {
         let file_name = path
             .file_name()
@@ -123,6 +127,7 @@ impl Run {
             backup: rel,
             original_sha256: sha256(original),
             written_sha256: sha256(written),
+            program: program.map(str::to_string),
         });
         write_atomic(&self.dir.join(INDEX), &self.index_bytes(), None)?;
         Ok(copy)
@@ -137,14 +142,18 @@ impl Run {
         out.extend_from_slice(b",\n  \"files\": [");
         for (i, e) in self.entries.iter().enumerate() {
             out.extend_from_slice(if i == 0 { b"\n    {" } else { b",\n    {" });
-            let fields = [
+            let path = e.path.to_string_lossy();
+            let mut fields = vec![
                 ("op", e.op.as_str()),
                 ("client", e.client.as_str()),
-                ("path", &e.path.to_string_lossy()),
+                ("path", &path),
                 ("backup", e.backup.as_str()),
                 ("original_sha256", e.original_sha256.as_str()),
                 ("written_sha256", e.written_sha256.as_str()),
             ];
+            if let Some(p) = &e.program {
+                fields.push(("program", p));
+            }
             for (j, (k, v)) in fields.iter().enumerate() {
                 if j > 0 {
                     out.extend_from_slice(b", ");
@@ -202,6 +211,7 @@ fn read_index(dir: &Path) -> Option<Vec<Entry>> {
                 backup,
                 original_sha256: s("original_sha256")?,
                 written_sha256: s("written_sha256")?,
+                program: s("program"),
             })
         })
         .collect()

@@ -28,7 +28,8 @@ pub struct WrapArgs {
     /// A team lockfile every wrapped server is held to (written as an absolute path)
     #[arg(long, value_name = "FILE")]
     pub lock: Option<PathBuf>,
-    /// Show what would change, as a diff, and write nothing
+    /// Show each server that would change, its command line before and after (secrets masked),
+    /// and write nothing
     #[arg(long)]
     pub dry_run: bool,
     /// The pinlog command to write in front of each server [default: this pinlog's absolute
@@ -49,9 +50,14 @@ pub struct UnwrapArgs {
     /// Also the project's .mcp.json in the current directory
     #[arg(long)]
     pub project: bool,
-    /// Show what would change, as a diff, and write nothing
+    /// Show each server that would change, its command line before and after (secrets masked),
+    /// and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// A pinlog command a `wrap --pinlog PATH` wrote, when the backups do not record it (they
+    /// were made with another data directory)
+    #[arg(long, value_name = "PATH")]
+    pub pinlog: Option<String>,
 }
 
 /// Whether `a` and `b` are the same file.
@@ -150,6 +156,7 @@ pub fn wrap(args: WrapArgs) -> u8 {
     let proxy = Proxy {
         program: args.pinlog.clone().unwrap_or_else(default_program),
         lock,
+        others: Vec::new(),
     };
     finish(
         Op::Wrap,
@@ -168,6 +175,7 @@ pub fn unwrap(args: UnwrapArgs) -> u8 {
     let proxy = Proxy {
         program: default_program(),
         lock: None,
+        others: args.pinlog.into_iter().collect(),
     };
     finish(
         Op::Unwrap,

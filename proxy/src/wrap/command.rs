@@ -6,6 +6,8 @@ use std::path::Path;
 
 use pinlog_core::render::quoted;
 
+use super::shown::masked_url;
+
 /// The keys that make a server remote in one client or another (Claude, Cursor, VS Code, Cline:
 /// `url`; Gemini CLI: `httpUrl`; Windsurf: `serverUrl`).
 pub const URL_KEYS: [&str; 3] = ["url", "httpUrl", "serverUrl"];
@@ -37,6 +39,21 @@ pub struct View {
     pub args: Field<Vec<String>>,
 }
 
+impl View {
+    /// The command line the entry runs (`command`, then `args`), when both read.
+    pub fn argv(&self) -> Option<Vec<String>> {
+        let Field::Ok(command) = &self.command else {
+            return None;
+        };
+        let args = match &self.args {
+            Field::Ok(a) => a.as_slice(),
+            Field::Absent => &[],
+            Field::Bad => return None,
+        };
+        Some(std::iter::once(command).chain(args).cloned().collect())
+    }
+}
+
 /// The command written in front of a server, and what it is given.
 #[derive(Debug, Clone)]
 pub struct Proxy {
@@ -44,6 +61,9 @@ pub struct Proxy {
     pub program: String,
     /// The lockfile given to every wrapped server (`--lock`), as written.
     pub lock: Option<String>,
+    /// Other commands that run pinlog: those earlier wraps wrote (`--pinlog`, or another
+    /// binary's path), as the backups record them, and the one `unwrap --pinlog` names.
+    pub others: Vec<String>,
 }
 
 impl Proxy {
@@ -69,10 +89,12 @@ impl Proxy {
         out
     }
 
-    /// Whether `command` runs pinlog: its file name is `pinlog` (or `pinlog.exe`), or it is the
-    /// program this run writes.
+    /// Whether `command` runs pinlog: its file name is `pinlog` (or `pinlog.exe`), it is the
+    /// program this run writes, or one an earlier wrap wrote.
     pub fn is_pinlog(&self, command: &str) -> bool {
-        command == self.program || is_pinlog_name(command)
+        command == self.program
+            || self.others.iter().any(|o| o == command)
+            || is_pinlog_name(command)
     }
 }
 
@@ -316,7 +338,7 @@ pub fn unpinned(argv: &[String]) -> Option<String> {
             (!npm_pinned(&spec)).then(|| {
                 format!(
                     "{run} runs {} without an exact version (write NAME@x.y.z)",
-                    quoted(&spec, 96)
+                    quoted(&masked_url(&spec), 96)
                 )
             })
         }
@@ -364,7 +386,7 @@ pub fn unpinned(argv: &[String]) -> Option<String> {
             (!pypi_pinned(&spec)).then(|| {
                 format!(
                     "{run} runs {} without an exact version (write NAME==x.y.z)",
-                    quoted(&spec, 96)
+                    quoted(&masked_url(&spec), 96)
                 )
             })
         }
@@ -380,7 +402,7 @@ pub fn unpinned(argv: &[String]) -> Option<String> {
             (!image.contains("@sha256:")).then(|| {
                 format!(
                     "{run} runs the image {} without a digest (write IMAGE@sha256:…)",
-                    quoted(image, 96)
+                    quoted(&masked_url(image), 96)
                 )
             })
         }
@@ -501,6 +523,7 @@ mod tests {
         let p = Proxy {
             program: "/opt/bin/pinlog".into(),
             lock: Some("/t/mcp.lock.json".into()),
+            others: vec!["/opt/tools/pl".into()],
         };
         assert_eq!(
             p.prefix("w"),
@@ -510,6 +533,7 @@ mod tests {
         assert!(p.is_pinlog("pinlog"));
         assert!(p.is_pinlog("C:\\bin\\pinlog.exe"));
         assert!(p.is_pinlog("/opt/bin/pinlog"));
+        assert!(p.is_pinlog("/opt/tools/pl"));
         assert!(!p.is_pinlog("/opt/bin/pinlogger"));
     }
 }

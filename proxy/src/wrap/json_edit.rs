@@ -496,14 +496,18 @@ pub fn plans(src: &[u8], layout: Layout, proxy: &Proxy) -> Result<Vec<Planned>, 
     let root = parse(src).map_err(|e| e.describe(src))?;
     let mut out = Vec::new();
     for f in find(&root, layout)? {
-        let plan = match members(f.node) {
-            Some(ms) => command::plan_wrap(&view(ms)?, proxy),
-            None => WrapPlan::Skip("its entry is not an object".into()),
+        let (plan, argv) = match members(f.node) {
+            Some(ms) => {
+                let v = view(ms)?;
+                (command::plan_wrap(&v, proxy), v.argv())
+            }
+            None => (WrapPlan::Skip("its entry is not an object".into()), None),
         };
         out.push(Planned {
             scope: f.scope,
             name: f.name,
             plan,
+            argv,
         });
     }
     Ok(out)

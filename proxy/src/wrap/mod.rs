@@ -17,8 +17,8 @@ pub mod backup;
 pub mod cli;
 pub mod clients;
 pub mod command;
-pub mod diff;
 pub mod json_edit;
+pub mod shown;
 pub mod splice;
 pub mod toml_doc;
 
@@ -53,6 +53,8 @@ pub struct Planned {
     pub scope: Option<String>,
     pub name: String,
     pub plan: WrapPlan,
+    /// The command line it runs as the file has it (`command`, then `args`), when both read.
+    pub argv: Option<Vec<String>>,
 }
 
 /// What happened to one server.
@@ -97,6 +99,15 @@ pub struct ServerReport {
     pub outcome: Outcome,
     /// Why the server's command runs a package without an exact version.
     pub unpinned: Option<String>,
+    /// In a dry run, the command line it runs now and the one it would run.
+    pub change: Option<Change>,
+}
+
+/// A server's command line before and after, as its file has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub before: Vec<String>,
+    pub after: Vec<String>,
 }
 
 impl ServerReport {
@@ -111,6 +122,7 @@ impl ServerReport {
             name,
             outcome,
             unpinned,
+            change: None,
         }
     }
 
@@ -222,8 +234,6 @@ pub struct FileReport {
     pub status: Status,
     /// What else to say about the file (restored from a backup, edited since wrap…).
     pub notes: Vec<String>,
-    /// The change, in a dry run.
-    pub diff: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -282,6 +292,10 @@ impl Report {
                     s.outcome.label(self.dry_run),
                     s.display_name()
                 );
+                if let Some(c) = &s.change {
+                    let _ = writeln!(out, "{:<20}- {}", "", shown::command_line(&c.before));
+                    let _ = writeln!(out, "{:<20}+ {}", "", shown::command_line(&c.after));
+                }
                 if let Some(why) = s.unpinned.as_ref().filter(|_| self.op == Op::Wrap) {
                     let _ = writeln!(
                         out,
@@ -310,11 +324,6 @@ impl Report {
                     let _ = writeln!(out, "  error: {}; the file is left untouched", safe(why));
                 }
                 Status::Unchanged | Status::WouldChange => {}
-            }
-            if let Some(d) = &f.diff {
-                for line in d.lines() {
-                    let _ = writeln!(out, "  {line}");
-                }
             }
         }
         for m in &self.missing {
@@ -480,9 +489,11 @@ fn read(path: &Path) -> Read {
 struct Session<'a> {
     op: Op,
     opts: &'a Options,
+    /// `opts.proxy`, knowing the pinlog commands the backups record as well.
+    proxy: Proxy,
     /// This run's backups, made on the first change.
     run: Option<Run>,
-    /// Earlier runs (unwrap only), newest first.
+    /// Earlier runs, newest first.
     earlier: Vec<Run>,
 }
 
@@ -502,14 +513,14 @@ impl Session<'_> {
                 )
             })?);
         }
-        let op = match self.op {
-            Op::Wrap => "wrap",
-            Op::Unwrap => "unwrap",
+        let (op, program) = match self.op {
+            Op::Wrap => ("wrap", Some(self.proxy.program.as_str())),
+            Op::Unwrap => ("unwrap", None),
         };
         self.run
             .as_mut()
             .expect("made above")
-            .add(op, &target.id, path, original, written)
+            .add(op, &target.id, path, original, written, program)
             .map_err(|e| format!("cannot back it up: {e}"))
     }
 
@@ -522,7 +533,7 @@ impl Session<'_> {
         cur: &[u8],
         notes: &mut Vec<String>,
     ) -> Result<Vec<u8>, String> {
-        let proxy = &self.opts.proxy;
+        let proxy = &self.proxy;
         let entries: Vec<(&Run, &backup::Entry)> = self
             .earlier
             .iter()
@@ -608,7 +619,6 @@ impl Session<'_> {
             servers: Vec::new(),
             status: Status::Unchanged,
             notes: Vec::new(),
-            diff: None,
         };
         let (cur, permissions) = match read(&path) {
             Read::Bytes(b, p) => (b, p),
@@ -622,7 +632,7 @@ impl Session<'_> {
                 return Some(report);
             }
         };
-        let proxy = &self.opts.proxy;
+        let proxy = &self.proxy;
         let result = edit_of(target.format, &cur, proxy, self.op)
             .map_err(|e| format!("does not parse: {e}"))
             .and_then(|(servers, edited)| {
@@ -665,12 +675,26 @@ impl Session<'_> {
         }
         if self.opts.dry_run {
             report.status = Status::WouldChange;
-            let name = path.display().to_string();
-            let next = match self.op {
-                Op::Wrap => format!("{name} (wrapped)"),
-                Op::Unwrap => format!("{name} (unwrapped)"),
-            };
-            report.diff = Some(diff::unified(&cur, &new, &name, &next));
+            // Each server whose command line changes, and nothing else of the file: the rest
+            // (env, headers, unrelated keys) is where its secrets are.
+            if let (Ok(before), Ok(after)) = (
+                plans_of(target.format, &cur, proxy),
+                plans_of(target.format, &new, proxy),
+            ) {
+                for s in &mut report.servers {
+                    let argv = |plans: &[Planned]| {
+                        plans
+                            .iter()
+                            .find(|p| p.name == s.name && p.scope == s.scope)
+                            .and_then(|p| p.argv.clone())
+                    };
+                    if let (Some(before), Some(after)) = (argv(&before), argv(&after)) {
+                        if before != after {
+                            s.change = Some(Change { before, after });
+                        }
+                    }
+                }
+            }
             return Some(report);
         }
         // A client may have rewritten the file meanwhile (Claude Code writes ~/.claude.json
@@ -699,14 +723,24 @@ impl Session<'_> {
 /// Runs `wrap` or `unwrap` over the files `opts` names on `env`. Never fails as a whole: each
 /// file's trouble is in its report, and [`Report::exit_code`] sums them up.
 pub fn run(op: Op, opts: &Options, env: &Env) -> Report {
+    let earlier = backup::runs(&opts.data_dir);
+    // A server an earlier wrap put behind another pinlog command (`--pinlog`) is wrapped too.
+    let mut proxy = opts.proxy.clone();
+    for program in earlier
+        .iter()
+        .flat_map(|r| &r.entries)
+        .filter_map(|e| e.program.as_ref())
+    {
+        if !proxy.others.contains(program) {
+            proxy.others.push(program.clone());
+        }
+    }
     let mut session = Session {
         op,
         opts,
+        proxy,
         run: None,
-        earlier: match op {
-            Op::Unwrap => backup::runs(&opts.data_dir),
-            Op::Wrap => Vec::new(),
-        },
+        earlier,
     };
     let mut report = Report {
         op,

@@ -102,13 +102,20 @@ pub fn plans(src: &[u8], proxy: &Proxy) -> Result<Vec<Planned>, String> {
     let doc = parse(src)?;
     Ok(servers(&doc)
         .into_iter()
-        .map(|(name, t, _)| Planned {
-            scope: None,
-            name,
-            plan: match t {
-                Some(t) => command::plan_wrap(&view(t), proxy),
-                None => WrapPlan::Skip("its entry is not a table".into()),
-            },
+        .map(|(name, t, _)| {
+            let (plan, argv) = match t {
+                Some(t) => {
+                    let v = view(t);
+                    (command::plan_wrap(&v, proxy), v.argv())
+                }
+                None => (WrapPlan::Skip("its entry is not a table".into()), None),
+            };
+            Planned {
+                scope: None,
+                name,
+                plan,
+                argv,
+            }
         })
         .collect())
 }
@@ -326,6 +333,7 @@ mod tests {
         Proxy {
             program: "pinlog".into(),
             lock: None,
+            others: Vec::new(),
         }
     }
 
