@@ -43,6 +43,7 @@ use tokio::sync::mpsc;
 use crate::cli::{DriftMode, ProxyArgs};
 use crate::message::{self, Id, Message};
 use crate::pins::{LockPins, StorePins};
+use crate::queue::{self, Budget};
 use crate::session::{Action, OnDrift, Outcome, Pins, Session};
 use crate::stdio::MAX_MESSAGE;
 use crate::store::{ServerKey, Store};
@@ -58,8 +59,6 @@ const CLIENT_TIME: Duration = Duration::from_secs(30);
 const CONNECT_TIME: Duration = Duration::from_secs(10);
 /// The longest silence on an upstream answer: a stream may stay open long, not silent long.
 const IDLE_TIME: Duration = Duration::from_secs(300);
-/// Messages held for a client that does not read its stream; past it they are dropped.
-const BACKLOG: usize = 256;
 
 type Body = BoxBody<Bytes, Infallible>;
 
@@ -260,6 +259,8 @@ struct Conn<P: Pins> {
     state: Mutex<State<P>>,
     /// Messages for the upstream, sent in order by [`sender`].
     upstream: mpsc::UnboundedSender<Outgoing>,
+    /// What waits in `upstream`: a client's message is taken only while it has room.
+    sending: Budget,
 }
 
 struct State<P: Pins> {
@@ -281,7 +282,7 @@ struct State<P: Pins> {
     /// How the upstream answered the client's requests: the client is answered the same way.
     answers: HashMap<Id, How>,
     /// The client's GET stream.
-    get: Option<mpsc::Sender<Delivery>>,
+    get: Option<Stream>,
     used: Instant,
     /// The check deadline a timer is set for.
     armed: Option<Instant>,
@@ -289,7 +290,7 @@ struct State<P: Pins> {
 
 /// A client request waiting for its answer.
 struct Waiter {
-    tx: mpsc::Sender<Delivery>,
+    tx: Stream,
     /// The client's headers that go upstream with the request.
     headers: HeaderMap,
     /// The method and parameters, as the session writes them: the session sends the request
@@ -326,7 +327,7 @@ struct Outgoing {
     /// The client's id for that request, when it is the client's.
     client: Option<Id>,
     /// The client stream that what the upstream sends about this request belongs on.
-    origin: Option<mpsc::Sender<Delivery>>,
+    origin: Option<Stream>,
 }
 
 /// One set of pins for every session: each call takes the lock for itself only, and the store
@@ -496,9 +497,19 @@ async fn post<P: Pins + Send + 'static>(
             }
         }
     };
+    // Backpressure: the client's message waits while the upstream has not taken what came before.
+    if tokio::time::timeout(CLIENT_TIME, conn.sending.room())
+        .await
+        .is_err()
+    {
+        return not_taken(id.as_ref(), "wait to be sent upstream");
+    }
     let mut rx = None;
     {
         let mut st = lock(&conn.state);
+        if !st.session.takes_from_client() {
+            return not_taken(id.as_ref(), "wait for the server's surface to be checked");
+        }
         st.used = Instant::now();
         if let Some(a) = parts.headers.get(header::AUTHORIZATION) {
             st.auth = Some(a.clone());
@@ -507,7 +518,7 @@ async fn post<P: Pins + Send + 'static>(
             st.version = Some(v.clone());
         }
         if let Some(id) = &id {
-            let (tx, r) = mpsc::channel(BACKLOG);
+            let (tx, r) = stream();
             let waiter = Waiter {
                 tx,
                 headers: forwarded(&parts.headers),
@@ -560,6 +571,19 @@ async fn post<P: Pins + Send + 'static>(
         resp.headers_mut().insert(SESSION, sid);
     }
     resp
+}
+
+/// A client message refused because `what` already holds as much as it may (503).
+fn not_taken(id: Option<&Id>, what: &str) -> Response<Body> {
+    rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        -32603,
+        &format!(
+            "pinlog proxy: {} {what}; this message was not taken",
+            queue::bounds()
+        ),
+    )
 }
 
 /// The session a GET or DELETE names: 400 without a session id, 404 for one not known here.
@@ -621,13 +645,13 @@ async fn get<P: Pins + Send + 'static>(
         }
         return out;
     }
-    let (tx, rx) = mpsc::channel(BACKLOG);
+    let (tx, rx) = stream();
     lock(&conn.state).get = Some(tx.clone());
     tokio::spawn(async move {
         read_answer(&conn, resp, Some(&tx), None).await;
         // The upstream ended its stream: so does the client's, so that it opens another.
         let mut st = lock(&conn.state);
-        if st.get.as_ref().is_some_and(|g| g.same_channel(&tx)) {
+        if st.get.as_ref().is_some_and(|g| g.tx.same_channel(&tx.tx)) {
             st.get = None;
         }
     });
@@ -692,6 +716,7 @@ fn new_conn<P: Pins + Send + 'static>(proxy: &Arc<Proxy<P>>, stateless: bool) ->
             armed: None,
         }),
         upstream: tx,
+        sending: Budget::default(),
     });
     // Weak: the sender ends once the session is forgotten and nothing else holds it.
     tokio::spawn(sender(proxy.clone(), Arc::downgrade(&conn), rx));
@@ -708,10 +733,14 @@ async fn sender<P: Pins + Send + 'static>(
 ) {
     while let Some(out) = rx.recv().await {
         let Some(conn) = conn.upgrade() else { return };
+        let bytes = out.body.len();
         if out.expects.is_some() {
+            conn.sending.remove(bytes);
             tokio::spawn(exchange(proxy.clone(), conn, out));
         } else {
-            let _ = tokio::time::timeout(CLIENT_TIME, exchange(proxy.clone(), conn, out)).await;
+            let sent = exchange(proxy.clone(), conn.clone(), out);
+            let _ = tokio::time::timeout(CLIENT_TIME, sent).await;
+            conn.sending.remove(bytes);
         }
     }
 }
@@ -722,7 +751,7 @@ fn route<P: Pins + Send + 'static>(
     conn: &Arc<Conn<P>>,
     st: &mut State<P>,
     actions: Vec<Action>,
-    origin: Option<&mpsc::Sender<Delivery>>,
+    origin: Option<&Stream>,
 ) {
     // Requests the session sends while it checks are its own; once it is open, they are the
     // client's (released from its queue, or just received). The client's `initialize` is sent
@@ -789,6 +818,7 @@ fn to_upstream<P: Pins>(conn: &Conn<P>, st: &mut State<P>, mut bytes: Vec<u8>, c
         headers.insert(SESSION, sid.clone());
     }
     let origin = client.map(|w| w.tx.clone());
+    conn.sending.add(bytes.len());
     let _ = conn.upstream.send(Outgoing {
         body: bytes,
         headers,
@@ -800,11 +830,7 @@ fn to_upstream<P: Pins>(conn: &Conn<P>, st: &mut State<P>, mut bytes: Vec<u8>, c
 
 /// An answer goes to the request waiting for it; anything else on the stream of the request
 /// it came with, else on the client's GET stream, else nowhere.
-fn to_client<P: Pins>(
-    st: &mut State<P>,
-    mut bytes: Vec<u8>,
-    origin: Option<&mpsc::Sender<Delivery>>,
-) {
+fn to_client<P: Pins>(st: &mut State<P>, mut bytes: Vec<u8>, origin: Option<&Stream>) {
     trim_end(&mut bytes);
     let answers = match message::read(&bytes, MAX_MESSAGE) {
         Ok(Message::Response { id, .. }) => Some(id),
@@ -812,7 +838,7 @@ fn to_client<P: Pins>(
     };
     if let Some((id, w)) = answers.and_then(|id| st.waiting.remove_entry(&id)) {
         let how = st.answers.remove(&id);
-        let _ = w.tx.try_send(Delivery {
+        let _ = w.tx.send(Delivery {
             bytes,
             last: true,
             how,
@@ -824,16 +850,23 @@ fn to_client<P: Pins>(
         last: false,
         how: None,
     };
+    // The stream whose upstream answer is being read has room: that reader waits for it.
     if let Some(tx) = origin {
-        match tx.try_send(d) {
+        match tx.send(d) {
             Ok(()) => return,
-            Err(e) => d = e.into_inner(),
+            Err(back) => d = back,
         }
     }
-    if let Some(get) = &st.get {
-        if let Err(mpsc::error::TrySendError::Closed(_)) = get.try_send(d) {
-            st.get = None;
-        }
+    let Some(get) = &st.get else { return };
+    // Nothing else waits for the GET stream: one its client does not read is cut off, not grown.
+    if !get.budget.has_room() {
+        eprintln!(
+            "pinlog: the client's GET stream holds {} it has not read; it is closed",
+            queue::bounds()
+        );
+        st.get = None;
+    } else if get.send(d).is_err() {
+        st.get = None;
     }
 }
 
@@ -940,7 +973,7 @@ fn is_events(resp: &reqwest::Response) -> bool {
 async fn read_answer<P: Pins + Send + 'static>(
     conn: &Arc<Conn<P>>,
     mut resp: reqwest::Response,
-    origin: Option<&mpsc::Sender<Delivery>>,
+    origin: Option<&Stream>,
     expects: Option<&Id>,
 ) -> bool {
     if !is_events(&resp) {
@@ -968,14 +1001,36 @@ async fn read_answer<P: Pins + Send + 'static>(
     let mut parser = EventParser::default();
     let mut answered = false;
     loop {
+        // What the upstream sends waits in the client's stream: while that is full, the upstream
+        // is not read (backpressure), for as long as the upstream may be silent.
+        if let Some(o) = origin {
+            tokio::select! {
+                () = o.budget.room() => {}
+                () = o.tx.closed() => break,
+                () = tokio::time::sleep(IDLE_TIME) => {
+                    eprintln!(
+                        "pinlog: a client read nothing of its stream for {} s; it is closed",
+                        IDLE_TIME.as_secs()
+                    );
+                    break;
+                }
+            }
+        }
         let chunk = tokio::select! {
             chunk = resp.chunk() => chunk,
             // The client left: dropping the answer is how an HTTP client cancels.
             () = closed(origin) => break,
         };
         let Ok(Some(chunk)) = chunk else { break };
-        let Ok(events) = parser.feed_events(&chunk, MAX_MESSAGE) else {
-            break;
+        let events = match parser.feed_events(&chunk, MAX_MESSAGE) {
+            Ok(events) => events,
+            Err(e) => {
+                eprintln!(
+                    "pinlog: an event stream from the upstream is not read further: {}",
+                    safe(&e.to_string())
+                );
+                break;
+            }
         };
         for e in events {
             // Priming events carry no data; other event types carry no message.
@@ -987,9 +1042,9 @@ async fn read_answer<P: Pins + Send + 'static>(
     answered
 }
 
-async fn closed(origin: Option<&mpsc::Sender<Delivery>>) {
+async fn closed(origin: Option<&Stream>) {
     match origin {
-        Some(tx) => tx.closed().await,
+        Some(tx) => tx.tx.closed().await,
         None => std::future::pending().await,
     }
 }
@@ -998,7 +1053,7 @@ async fn closed(origin: Option<&mpsc::Sender<Delivery>>) {
 fn feed<P: Pins + Send + 'static>(
     conn: &Arc<Conn<P>>,
     line: Vec<u8>,
-    origin: Option<&mpsc::Sender<Delivery>>,
+    origin: Option<&Stream>,
     expects: Option<&Id>,
 ) -> bool {
     let mut st = lock(&conn.state);
@@ -1027,7 +1082,7 @@ fn feed<P: Pins + Send + 'static>(
 fn answer_failed<P: Pins + Send + 'static>(
     conn: &Arc<Conn<P>>,
     expects: Option<Id>,
-    origin: Option<&mpsc::Sender<Delivery>>,
+    origin: Option<&Stream>,
     status: Option<StatusCode>,
 ) {
     let Some(id) = expects else { return };
@@ -1100,11 +1155,61 @@ fn trim_end(bytes: &mut Vec<u8>) {
     }
 }
 
+/// A client's stream as the proxy fills it: what waits in it is bounded by its [`Budget`], which
+/// the upstream answer feeding it waits on.
+#[derive(Clone)]
+struct Stream {
+    tx: mpsc::UnboundedSender<Delivery>,
+    budget: Budget,
+}
+
+impl Stream {
+    /// Queues `d`, or gives it back when the client's side is gone.
+    fn send(&self, d: Delivery) -> Result<(), Delivery> {
+        let n = d.bytes.len();
+        self.budget.add(n);
+        self.tx.send(d).map_err(|e| {
+            self.budget.remove(n);
+            e.0
+        })
+    }
+}
+
+/// The client's side of a [`Stream`].
+struct Inbox {
+    rx: mpsc::UnboundedReceiver<Delivery>,
+    budget: Budget,
+}
+
+impl Inbox {
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery>> {
+        let polled = self.rx.poll_recv(cx);
+        if let Poll::Ready(Some(d)) = &polled {
+            self.budget.remove(d.bytes.len());
+        }
+        polled
+    }
+
+    async fn recv(&mut self) -> Option<Delivery> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+}
+
+fn stream() -> (Stream, Inbox) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let budget = Budget::default();
+    let inbox = Inbox {
+        rx,
+        budget: budget.clone(),
+    };
+    (Stream { tx, budget }, inbox)
+}
+
 /// A POST's or a GET's event stream: `first`, then what arrives, until an answer ends it or the
 /// senders are gone.
 struct Events {
     first: Option<Delivery>,
-    rx: mpsc::Receiver<Delivery>,
+    rx: Inbox,
     done: bool,
 }
 
@@ -1141,7 +1246,7 @@ impl hyper::body::Body for Events {
     }
 }
 
-fn events(first: Option<Delivery>, rx: mpsc::Receiver<Delivery>) -> Response<Body> {
+fn events(first: Option<Delivery>, rx: Inbox) -> Response<Body> {
     let mut resp = respond(
         StatusCode::OK,
         "text/event-stream",

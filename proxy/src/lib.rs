@@ -14,6 +14,7 @@ pub mod mcp_server;
 pub mod message;
 pub mod pins;
 pub mod policy;
+pub mod queue;
 pub mod session;
 pub mod stdio;
 pub mod store;

@@ -20,6 +20,7 @@ use pinlog_core::{Digest, Value};
 
 use crate::check::{check, Drift, Served};
 use crate::message::{self, Id, Message};
+use crate::queue::{self, Held};
 
 /// JSON-RPC error codes the proxy answers with (docs/PROXY.md, a contract).
 pub mod code {
@@ -96,7 +97,7 @@ struct Listing {
     pages: usize,
     cursors: BTreeSet<String>,
     /// The notifications that started a re-check, delivered once it holds.
-    notifications: Vec<Vec<u8>>,
+    notifications: Held,
 }
 
 /// How long the server has to answer everything the proxy asks to check its surface.
@@ -131,9 +132,9 @@ pub struct Session<P: Pins> {
     phase: Phase,
     outcome: Outcome,
     /// Client lines held until the surface is checked.
-    queue: Vec<Vec<u8>>,
+    queue: Held,
     /// Server notifications and requests held while checking.
-    held_from_server: Vec<Vec<u8>>,
+    held_from_server: Held,
     own: HashMap<Id, Purpose>,
     /// The last id the proxy used on the server's side. Every request the server sees carries
     /// one of these, the client's and the proxy's own alike: they cannot collide, and the
@@ -176,8 +177,8 @@ impl<P: Pins> Session<P> {
             max_message,
             phase: Phase::Waiting,
             outcome: Outcome::Open,
-            queue: Vec::new(),
-            held_from_server: Vec::new(),
+            queue: Held::default(),
+            held_from_server: Held::default(),
             own: HashMap::new(),
             next_wire: 0,
             listing: None,
@@ -262,22 +263,50 @@ impl<P: Pins> Session<P> {
     pub fn from_client(&mut self, line: Vec<u8>) -> Vec<Action> {
         match self.phase {
             Phase::Waiting => self.client_waiting(line),
-            Phase::Checking => {
-                self.queue.push(line);
-                Vec::new()
-            }
+            Phase::Checking => self.hold_from_client(line),
             Phase::Open => self.client_open(line),
             Phase::Blocked => self.refuse(&line),
         }
     }
 
+    /// Whether a line from the client would be taken now: the transport stops reading the client
+    /// while the lines held for the check fill their queue.
+    pub fn takes_from_client(&self) -> bool {
+        !self.queue.is_full()
+    }
+
+    /// Holds a client line until the surface is checked; a client that sends past the bound is
+    /// cut off.
+    fn hold_from_client(&mut self, line: Vec<u8>) -> Vec<Action> {
+        match self.queue.push(line) {
+            Ok(()) => Vec::new(),
+            Err(_) => self.unchecked(&format!(
+                "the client sent more than {} before the surface was checked",
+                queue::bounds()
+            )),
+        }
+    }
+
+    /// Holds a server line while the surface is checked; a server that sends past the bound is
+    /// cut off, as the check cannot go on without reading it.
+    fn hold_from_server(&mut self, line: Vec<u8>) -> Vec<Action> {
+        match self.held_from_server.push(line) {
+            Ok(()) => Vec::new(),
+            Err(_) => self.server_past_bounds(),
+        }
+    }
+
+    fn server_past_bounds(&mut self) -> Vec<Action> {
+        self.unchecked(&format!(
+            "the server sent more than {} while its surface was checked",
+            queue::bounds()
+        ))
+    }
+
     fn client_waiting(&mut self, line: Vec<u8>) -> Vec<Action> {
         let (id, method, params) = match message::read(&line, self.max_message) {
             Ok(Message::Request { id, method, params }) => (id, method, params),
-            _ => {
-                self.queue.push(line);
-                return Vec::new();
-            }
+            _ => return self.hold_from_client(line),
         };
         self.phase = Phase::Checking;
         self.deadline = Some(std::time::Instant::now() + CHECK_TIME);
@@ -322,7 +351,10 @@ impl<P: Pins> Session<P> {
         let mut bytes = Vec::new();
         pinlog_core::json::write_as_served(meta, &mut bytes);
         self.meta = Some(bytes);
-        self.queue.push(line);
+        let refused = self.hold_from_client(line);
+        if !refused.is_empty() {
+            return refused;
+        }
         let id = self.own_id(Purpose::Discover);
         let params = self.params(None);
         vec![Action::ToServer(message::request(
@@ -468,7 +500,9 @@ impl<P: Pins> Session<P> {
             Ok(m) => m,
             Err(e) => return self.server_refused(&e.0),
         };
-        let mut out = line.clone();
+        // Exactly as long as it must be: it may be held while the surface is checked.
+        let mut out = Vec::with_capacity(line.len() + 1);
+        out.extend_from_slice(&line);
         out.push(b'\n');
         match msg {
             Message::Response { id, result, error } => {
@@ -501,8 +535,7 @@ impl<P: Pins> Session<P> {
             {
                 if self.phase == Phase::Checking && self.client_init.is_some() {
                     // The first check is under way: it lists after this anyway.
-                    self.held_from_server.push(out);
-                    return Vec::new();
+                    return self.hold_from_server(out);
                 }
                 // The proxy lists again before the client hears of it: the client must not
                 // list a surface the proxy has not seen.
@@ -519,13 +552,9 @@ impl<P: Pins> Session<P> {
                     let empty = Value::Object(Default::default());
                     return vec![Action::ToServer(message::response(&id, &empty))];
                 }
-                self.held_from_server.push(out);
-                Vec::new()
+                self.hold_from_server(out)
             }
-            _ if self.phase == Phase::Checking => {
-                self.held_from_server.push(out);
-                Vec::new()
-            }
+            _ if self.phase == Phase::Checking => self.hold_from_server(out),
             _ => vec![Action::ToClient(out)],
         }
     }
@@ -696,7 +725,11 @@ impl<P: Pins> Session<P> {
             .take()
             .map(|l| l.notifications)
             .unwrap_or_default();
-        notifications.extend(notification);
+        if let Some(n) = notification {
+            if notifications.push(n).is_err() {
+                return self.server_past_bounds();
+            }
+        }
         self.own
             .retain(|_, p| !matches!(p, Purpose::Tools | Purpose::Prompts));
         // While the proxy lists, what the client sends waits, as it did the first time.

@@ -11,6 +11,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
 use crate::lines::Lines;
+use crate::queue::Budget;
 use crate::session::{Action, OnDrift, Outcome, Pins, Session};
 
 /// Set (by the `pinlog` binary) when it started the proxy again with an allocator option of its
@@ -59,7 +60,9 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", safe(&program.to_string_lossy())))?;
     // Each direction is written by a task of its own, so that a side slow to read never stops
-    // the proxy from reading the other (two pipes both full would otherwise deadlock).
+    // the proxy from reading the other (two pipes both full would otherwise deadlock) until its
+    // queue is full: then neither side is read until it drains (backpressure), as what is read
+    // from either side may be answered to both.
     let mut to_server = Some(writer(child.stdin.take().expect("piped")));
     let to_client = writer(tokio::io::stdout());
     let mut server_out = Lines::new(child.stdout.take().expect("piped"), MAX_MESSAGE);
@@ -85,16 +88,28 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
     let (mut client_open, mut server_open) = (true, true);
     loop {
         let deadline = session.deadline();
+        let to_server_room = to_server.as_ref().is_none_or(Queue::has_room);
+        let room = to_client.has_room() && to_server_room;
         let actions = tokio::select! {
-            line = client_in.next(), if client_open => match line {
-                Ok(Some(line)) => session.from_client(line),
-                _ => {
-                    client_open = false;
-                    session.client_gone();
-                    Vec::new()
+            line = client_in.next(), if client_open && room && session.takes_from_client() => {
+                match line {
+                    Ok(Some(line)) => session.from_client(line),
+                    Ok(None) => {
+                        client_open = false;
+                        session.client_gone();
+                        Vec::new()
+                    }
+                    // The rest of the line cannot be told from a message: the client is done.
+                    Err(e) => {
+                        client_open = false;
+                        session.client_gone();
+                        vec![Action::Note(format!(
+                            "the client's input cannot be read ({e}); its side is closed"
+                        ))]
+                    }
                 }
-            },
-            line = server_out.next(), if server_open => match line {
+            }
+            line = server_out.next(), if server_open && room => match line {
                 Ok(Some(line)) => session.from_server(line),
                 Ok(None) => {
                     server_open = false;
@@ -106,6 +121,8 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
                 }
             },
             _ = sleep_until(deadline), if deadline.is_some() => session.timed_out(),
+            () = to_client.budget.room(), if !to_client.has_room() => Vec::new(),
+            () = room_in(&to_server), if !to_server_room => Vec::new(),
         };
         apply(actions, &mut to_server, &to_client);
         if session.outcome() != Outcome::Open && to_server.is_some() {
@@ -143,20 +160,43 @@ async fn sleep_until(deadline: Option<std::time::Instant>) {
     }
 }
 
-type Queue = tokio::sync::mpsc::UnboundedSender<Vec<u8>>;
+/// What is waiting to be written to one side, bounded by its [`Budget`].
+struct Queue {
+    tx: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    budget: Budget,
+}
 
-/// A task writing what it is sent to `out`, in order; it stops when `out` fails or every sender
-/// is dropped (closing `out`).
+impl Queue {
+    fn has_room(&self) -> bool {
+        self.budget.has_room()
+    }
+
+    fn send(&self, bytes: Vec<u8>) -> Result<(), ()> {
+        self.budget.add(bytes.len());
+        self.tx.send(bytes).map_err(|_| ())
+    }
+}
+
+async fn room_in(queue: &Option<Queue>) {
+    if let Some(q) = queue {
+        q.budget.room().await;
+    }
+}
+
+/// A task writing what it is sent to `out`, in order, until every sender is dropped (closing
+/// `out`). Once `out` fails, what is sent is dropped, so that a side gone never holds the other.
 fn writer<W: AsyncWrite + Unpin + Send + 'static>(mut out: W) -> Queue {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let budget = Budget::default();
+    let written = budget.clone();
     tokio::spawn(async move {
+        let mut open = true;
         while let Some(bytes) = rx.recv().await {
-            if out.write_all(&bytes).await.is_err() || out.flush().await.is_err() {
-                break;
-            }
+            open = open && out.write_all(&bytes).await.is_ok() && out.flush().await.is_ok();
+            written.remove(bytes.len());
         }
     });
-    tx
+    Queue { tx, budget }
 }
 
 fn apply(actions: Vec<Action>, server: &mut Option<Queue>, client: &Queue) {
