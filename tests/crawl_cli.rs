@@ -890,3 +890,114 @@ fn npm_never_fetches_a_dependency_from_git_or_a_url() {
         "npm reached for a dependency outside the registry"
     );
 }
+
+#[test]
+fn a_server_that_runs_into_a_cap_is_stopped_and_the_run_goes_on() {
+    let site = Site::new();
+    let hostile = [
+        (
+            "pinlog-fixture-allocate",
+            serde_json::json!({"mode": "allocate"}),
+        ),
+        ("pinlog-fixture-fork", serde_json::json!({"mode": "fork"})),
+        ("pinlog-fixture-spin", serde_json::json!({"mode": "spin"})),
+        (
+            "pinlog-fixture-bigfile",
+            serde_json::json!({"mode": "fill-tmp", "file_mib": 2048}),
+        ),
+        (
+            "pinlog-fixture-filltmp",
+            serde_json::json!({"mode": "fill-tmp"}),
+        ),
+    ];
+    let mut seeds = vec!["npm:pinlog-fixture-ok".to_string()];
+    site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
+    for (name, fixture) in &hostile {
+        site.package(name, "1.0.0", fixture.clone());
+        seeds.push(format!("npm:{name}"));
+    }
+    site.seeds(&seeds.iter().map(String::as_str).collect::<Vec<_>>());
+    let reg = site.registries(None, None);
+    let start = Instant::now();
+    let out = ok(&site.crawl(
+        &reg,
+        &[
+            "--source",
+            "seeds",
+            "--concurrency",
+            "3",
+            "--timeout-ms",
+            "8000",
+            "--max-memory-bytes",
+            "268435456",
+            "--max-processes",
+            "64",
+            "--max-cpu-seconds",
+            "2",
+            "--max-tmpfs-bytes",
+            "33554432",
+            "--max-file-bytes",
+            "16777216",
+        ],
+    ));
+    eprintln!("the run took {:?}", start.elapsed());
+    assert!(out.contains("looked at 6: 3 ok (3 new"), "{out}");
+    for (server, token) in [
+        ("npm:pinlog-fixture-ok", "new"),
+        ("npm:pinlog-fixture-filltmp", "new"),
+        ("npm:pinlog-fixture-bigfile", "new"),
+        ("npm:pinlog-fixture-allocate", "memory-cap"),
+        ("npm:pinlog-fixture-fork", "process-cap"),
+        ("npm:pinlog-fixture-spin", "cpu-cap"),
+    ] {
+        assert_eq!(site.outcome(server), token, "{server}");
+    }
+    let detail = site.sql::<String>(
+        "SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-allocate'",
+    );
+    assert!(
+        detail[0].contains("cap of 268435456 bytes of memory"),
+        "{detail:?}"
+    );
+    // The disk caps refuse the write and the server goes on: /tmp filled at its 32 MiB, and one
+    // file stopped at 16 MiB.
+    let wrote = |server: &str| -> (u64, String) {
+        let e = site
+            .entries()
+            .into_iter()
+            .find(|e| e["server"] == server)
+            .unwrap();
+        let blob = site.blob_text(&e);
+        let tail = blob
+            .split("wrote ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{blob}"));
+        let (mib, rest) = tail.split_once(" MiB, stopped by ").unwrap();
+        let cause = rest.split('"').next().unwrap().to_string();
+        (mib.parse().unwrap(), cause)
+    };
+    let (mib, cause) = wrote("npm:pinlog-fixture-filltmp");
+    assert!(
+        (16..=32).contains(&mib) && cause == "ENOSPC",
+        "{mib} {cause}"
+    );
+    assert_eq!(
+        wrote("npm:pinlog-fixture-bigfile"),
+        (16, "EFBIG".to_string())
+    );
+    // Every look says which caps it ran under.
+    let caps =
+        site.sql::<String>("SELECT caps FROM crawl_looks WHERE server = 'npm:pinlog-fixture-ok'");
+    let by = if caps[0].contains("/cgroup-v2") {
+        "cgroup-v2"
+    } else {
+        "cgroup-v1"
+    };
+    assert_eq!(
+        caps[0],
+        format!(
+            "memory-bytes=268435456/{by} processes=64/{by} cpu-seconds=2/rlimit \
+             file-bytes=16777216/rlimit tmpfs-bytes=33554432/bubblewrap"
+        )
+    );
+}

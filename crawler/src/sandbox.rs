@@ -114,13 +114,17 @@ impl Isolation {
     /// How to run `argv` under this isolation. `binds` are what of the host the server may read
     /// (its installed package, the interpreter and its library); `env` is its whole environment besides
     /// `PATH`, `HOME`, `LANG` and `TMPDIR`; `home` is an empty directory to use as home when
-    /// there is no sandbox to make one.
+    /// there is no sandbox to make one. In the sandbox, `/tmp` and the home are tmpfs of
+    /// `tmpfs_bytes` each, and `confine` (the `sandbox-exec` step, which sets the other caps)
+    /// starts bubblewrap.
     pub fn launch(
         &self,
         argv: &[OsString],
         binds: &[Bind],
         env: &[(String, String)],
         home: &Path,
+        tmpfs_bytes: u64,
+        confine: Vec<OsString>,
     ) -> Launch {
         let mut base: Vec<(OsString, OsString)> = vec![
             ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
@@ -139,7 +143,9 @@ impl Isolation {
                 }
             }
             Isolation::Bubblewrap(bwrap) => {
-                let mut a: Vec<OsString> = vec![bwrap.into()];
+                let mut a = confine;
+                a.push(bwrap.into());
+                let size = tmpfs_bytes.to_string();
                 let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
                 push(&NAMESPACES);
                 push(&[
@@ -150,8 +156,12 @@ impl Isolation {
                     "/proc",
                     "--dev",
                     "/dev",
+                    "--size",
+                    &size,
                     "--tmpfs",
                     "/tmp",
+                    "--size",
+                    &size,
                     "--tmpfs",
                     "/home",
                     "--dir",
