@@ -419,6 +419,9 @@ struct SandboxExecArgs {
     data_bytes: Option<u64>,
     #[arg(long, value_name = "N")]
     processes: Option<u64>,
+    /// The command is bubblewrap: hand it the seccomp filters
+    #[arg(long)]
+    seccomp: bool,
     /// The command, after --
     #[arg(last = true, required = true)]
     command: Vec<std::ffi::OsString>,
@@ -690,6 +693,7 @@ fn main() -> ExitCode {
                 file_bytes: args.file_bytes,
                 data_bytes: args.data_bytes,
                 processes: args.processes,
+                seccomp: args.seccomp,
             };
             eprintln!("pinlog sandbox-exec: {}", confinement.exec(&args.command));
             return ExitCode::from(126);

@@ -997,7 +997,44 @@ fn a_server_that_runs_into_a_cap_is_stopped_and_the_run_goes_on() {
         caps[0],
         format!(
             "memory-bytes=268435456/{by} processes=64/{by} cpu-seconds=2/rlimit \
-             file-bytes=16777216/rlimit tmpfs-bytes=33554432/bubblewrap"
+             file-bytes=16777216/rlimit tmpfs-bytes=33554432/bubblewrap seccomp=on/bubblewrap"
         )
     );
+}
+
+#[test]
+fn a_server_in_the_sandbox_cannot_open_a_vsock_socket() {
+    let site = Site::new();
+    site.package(
+        "pinlog-fixture-vsock",
+        "1.0.0",
+        serde_json::json!({"mode": "vsock"}),
+    );
+    site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
+    site.seeds(&["npm:pinlog-fixture-vsock", "npm:pinlog-fixture-ok"]);
+    let reg = site.registries(None, None);
+    ok(&site.crawl(&reg, &["--source", "seeds"]));
+    assert_eq!(site.outcome("npm:pinlog-fixture-ok"), "new");
+    assert_eq!(site.outcome("npm:pinlog-fixture-vsock"), "new");
+    let vsock = site
+        .entries()
+        .into_iter()
+        .find(|e| e["server"] == "npm:pinlog-fixture-vsock")
+        .unwrap();
+    // EPERM (1): the filter's answer, not the kernel's lack of vsock.
+    let blob = site.blob_text(&vsock);
+    assert!(blob.contains("vsock: refused 1\""), "{blob}");
+
+    // Without the sandbox the same package opens one: the check above can fail on this machine.
+    let bare = Site::new();
+    bare.package(
+        "pinlog-fixture-vsock",
+        "1.0.0",
+        serde_json::json!({"mode": "vsock"}),
+    );
+    bare.seeds(&["npm:pinlog-fixture-vsock"]);
+    let reg = bare.registries(None, None);
+    ok(&bare.crawl(&reg, &["--source", "seeds", "--unsandboxed"]));
+    let blob = bare.blob_text(&bare.entries()[0]);
+    assert!(blob.contains("vsock: opened"), "{blob}");
 }

@@ -1,6 +1,7 @@
 //! The step between the crawler and bubblewrap. The crawler starts `pinlog sandbox-exec`, which
-//! joins the look's cgroups and sets its rlimits, then becomes bubblewrap: everything the
-//! sandbox starts inherits both from its first instruction, with no moment outside them.
+//! joins the look's cgroups and sets its rlimits, then becomes bubblewrap (handing it the
+//! seccomp filters): everything the sandbox starts inherits all of them from its first
+//! instruction, with no moment outside them.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -21,6 +22,8 @@ pub struct Confinement {
     /// Per-process data and process-count rlimits, for a host without cgroups.
     pub data_bytes: Option<u64>,
     pub processes: Option<u64>,
+    /// The command is bubblewrap, to be given the seccomp filters.
+    pub seccomp: bool,
 }
 
 impl Confinement {
@@ -32,6 +35,7 @@ impl Confinement {
             file_bytes: limits.file_bytes,
             data_bytes: group.is_none().then_some(limits.memory_bytes),
             processes: group.is_none().then_some(limits.processes),
+            seccomp: true,
         }
     }
 
@@ -49,6 +53,9 @@ impl Confinement {
         }
         if let Some(v) = self.processes {
             num("--processes", v);
+        }
+        if self.seccomp {
+            a.push("--seccomp".into());
         }
         a.push("--".into());
         a
@@ -88,7 +95,35 @@ impl Confinement {
         let Some((program, args)) = argv.split_first() else {
             return "no command to run".into();
         };
+        let mut args = args.to_vec();
+        if self.seccomp {
+            let filters = match crate::seccomp::filters() {
+                Ok(f) => f,
+                Err(e) => return e,
+            };
+            for (i, filter) in filters.iter().enumerate() {
+                match inherited(filter) {
+                    Ok(fd) => args.splice(
+                        i * 2..i * 2,
+                        ["--add-seccomp-fd".into(), fd.to_string().into()],
+                    ),
+                    Err(e) => return format!("cannot hand bubblewrap its seccomp filter: {e}"),
+                };
+            }
+        }
         let e = std::process::Command::new(program).args(args).exec();
         format!("cannot run {}: {e}", program.to_string_lossy())
     }
+}
+
+/// A file descriptor holding `bytes` from its start, left open across `exec` (bubblewrap reads
+/// a filter from one).
+fn inherited(bytes: &[u8]) -> std::io::Result<i32> {
+    use std::io::{Seek, Write};
+    use std::os::fd::IntoRawFd;
+    let fd = rustix::fs::memfd_create("pinlog-seccomp", rustix::fs::MemfdFlags::empty())?;
+    let mut file = std::fs::File::from(fd);
+    file.write_all(bytes)?;
+    file.rewind()?;
+    Ok(file.into_raw_fd())
 }

@@ -18,4 +18,5 @@ pub mod registry_check;
 pub mod run;
 pub mod sandbox;
 pub mod schedule;
+mod seccomp;
 pub mod surface_blob;

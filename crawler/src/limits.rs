@@ -53,13 +53,11 @@ impl Enforcer {
     }
 }
 
-/// The caps a look ran under, as recorded in `crawl_looks.caps`.
+/// The caps a look ran under, and its seccomp filter, as recorded in `crawl_looks.caps`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InForce {
     pub limits: Limits,
     pub by: Enforcer,
-    /// Whether the seccomp filter was loaded.
-    pub seccomp: bool,
 }
 
 impl fmt::Display for InForce {
@@ -69,12 +67,8 @@ impl fmt::Display for InForce {
         write!(
             f,
             "memory-bytes={}/{by} processes={}/{by} cpu-seconds={}/rlimit file-bytes={}/rlimit \
-             tmpfs-bytes={}/bubblewrap",
+             tmpfs-bytes={}/bubblewrap seccomp=on/bubblewrap",
             l.memory_bytes, l.processes, l.cpu_seconds, l.file_bytes, l.tmpfs_bytes
-        )?;
-        if self.seccomp {
-            f.write_str(" seccomp=on/bubblewrap")?;
-        }
-        Ok(())
+        )
     }
 }

@@ -172,7 +172,6 @@ impl Looker {
                     .cgroups
                     .as_ref()
                     .map_or(Enforcer::Rlimit, |c| c.version()),
-                seccomp: false,
             });
         }
 
