@@ -1038,3 +1038,69 @@ fn a_server_in_the_sandbox_cannot_open_a_vsock_socket() {
     let blob = bare.blob_text(&bare.entries()[0]);
     assert!(blob.contains("vsock: opened"), "{blob}");
 }
+
+#[test]
+fn a_package_that_unpacks_past_its_cap_is_refused_without_filling_the_disk() {
+    let site = Site::new();
+    site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
+    // 64 MiB of zeros: a tarball of a few dozen KiB that unpacks eight times past the cap.
+    site.package("pinlog-fixture-huge", "1.0.0", serde_json::json!({}));
+    std::fs::write(
+        site.path("packages/pinlog-fixture-huge-1.0.0/zeros.bin"),
+        vec![0u8; 64 << 20],
+    )
+    .unwrap();
+    site.seeds(&["npm:pinlog-fixture-huge", "npm:pinlog-fixture-ok"]);
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(
+        &reg,
+        &["--source", "seeds", "--max-unpacked-bytes", "8388608"],
+    ));
+    assert!(out.contains("package-too-large: 1"), "{out}");
+    assert_eq!(site.outcome("npm:pinlog-fixture-ok"), "new");
+    assert_eq!(site.outcome("npm:pinlog-fixture-huge"), "package-too-large");
+    let detail = site
+        .sql::<String>("SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-huge'");
+    assert!(
+        detail[0].contains("unpacks past the cap of 8388608 bytes"),
+        "{detail:?}"
+    );
+}
+
+#[test]
+fn an_installer_sees_nothing_of_the_operator_and_writes_only_its_scratch() {
+    let site = Site::new();
+    site.seeds(&["npm:pinlog-fixture-ok"]);
+    let secret = site.path("secret.txt");
+    std::fs::write(&secret, "operator's").unwrap();
+    let planted = site.path("planted");
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    // An "npm" that reports what it can see and tries to write beside the store, then fails:
+    // its standard error is the detail.
+    let npm = site.path("peeking-npm");
+    std::fs::write(
+        &npm,
+        format!(
+            "#!/bin/sh\n\
+             [ -e '{s}' ] && echo 'secret visible' >&2 || echo 'secret hidden' >&2\n\
+             [ -e '{home}' ] && echo 'home visible' >&2 || echo 'home hidden' >&2\n\
+             touch '{p}' 2>/dev/null; echo done >&2\n\
+             exit 1\n",
+            s = secret.display(),
+            p = planted.display(),
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&npm).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&npm, perms).unwrap();
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(&reg, &["--source", "seeds", "--npm", npm.to_str().unwrap()]));
+    assert!(out.contains("install-failed: 1"), "{out}");
+    let detail = site.sql::<String>("SELECT detail FROM crawl_looks");
+    assert!(
+        detail[0].contains("secret hidden | home hidden | done"),
+        "{detail:?}"
+    );
+    assert!(!planted.exists(), "the installer wrote outside its scratch");
+}

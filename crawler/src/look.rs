@@ -16,7 +16,7 @@ use crate::candidate::{Candidate, Launch, Remote};
 use crate::cgroup::{Cgroups, Group, Hit};
 use crate::confine::Confinement;
 use crate::env_needs;
-use crate::install::{self, Installed, Installers};
+use crate::install::{self, Installed, Installers, Jail};
 use crate::limits::{Enforcer, InForce, Limits};
 use crate::outcome::{Failure, Reason};
 use crate::sandbox::{Isolation, PLACEHOLDER};
@@ -137,19 +137,6 @@ impl Looker {
                 format!("scratch {}: {e}", dir.display()),
             )
         })?;
-        let installed = match &c.launch {
-            Launch::Npm { name, version } => {
-                install::npm(&self.installers, name, version.as_deref(), dir)
-            }
-            Launch::Pypi { name, version } => {
-                install::pypi(&self.installers, name, version.as_deref(), dir)
-            }
-            _ => unreachable!("only packages are installed"),
-        }
-        .map_err(|e| Failure::new(Reason::InstallFailed, e))?;
-        look.version = Some(installed.version.clone());
-        look.registry_digest = installed.registry_digest.clone();
-
         let group = match &self.cgroups {
             Some(c) => {
                 // Unique for the crawler's life: a group that could not be removed is not reused.
@@ -165,6 +152,58 @@ impl Looker {
             }
             None => None,
         };
+        // The installers run in the look's cgroup with its caps, but for CPU: an install's time
+        // is already bounded by --install-timeout.
+        let jail = match isolation {
+            Isolation::Bubblewrap(bwrap) => Some(Jail {
+                bwrap: bwrap.clone(),
+                confine: Confinement::new(
+                    &Limits {
+                        cpu_seconds: self.installers.timeout.as_secs(),
+                        ..self.limits
+                    },
+                    group.as_ref(),
+                )
+                .prefix(&self.sandbox_exec),
+                unpacked_bytes: self.limits.unpacked_bytes,
+            }),
+            Isolation::None => None,
+        };
+        let installed = match &c.launch {
+            Launch::Npm { name, version } => install::npm(
+                &self.installers,
+                name,
+                version.as_deref(),
+                dir,
+                jail.as_ref(),
+            ),
+            Launch::Pypi { name, version } => install::pypi(
+                &self.installers,
+                name,
+                version.as_deref(),
+                dir,
+                jail.as_ref(),
+            ),
+            _ => unreachable!("only packages are installed"),
+        }
+        .map_err(|e| {
+            if let Err(f) = capped(group.as_ref(), None, &self.limits) {
+                f
+            } else if e.too_large {
+                Failure::new(
+                    Reason::PackageTooLarge,
+                    format!(
+                        "the package unpacks past the cap of {} bytes (or has a file past {}): {}",
+                        self.limits.unpacked_bytes, self.limits.file_bytes, e.message
+                    ),
+                )
+            } else {
+                Failure::new(Reason::InstallFailed, e.message)
+            }
+        })?;
+        look.version = Some(installed.version.clone());
+        look.registry_digest = installed.registry_digest.clone();
+
         if let Isolation::Bubblewrap(_) = isolation {
             look.caps = Some(InForce {
                 limits: self.limits,
@@ -267,7 +306,7 @@ fn capped(group: Option<&Group>, exit: Option<Exit>, limits: &Limits) -> Result<
     };
     Err(Failure::new(
         reason,
-        format!("the server ran into its cap of {what} and was stopped"),
+        format!("the look's processes ran into their cap of {what} and were stopped"),
     ))
 }
 
