@@ -21,6 +21,27 @@ fn sha256_hex(path: &Path) -> String {
         .collect()
 }
 
+/// Directories called `name` in the cgroup file system, a few levels down.
+fn cgroup_dirs_named(name: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut level = vec![std::path::PathBuf::from("/sys/fs/cgroup")];
+    for _ in 0..5 {
+        let mut next = Vec::new();
+        for dir in level {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    if e.file_name() == name {
+                        found.push(e.path());
+                    }
+                    next.push(e.path());
+                }
+            }
+        }
+        level = next;
+    }
+    found
+}
+
 #[test]
 fn the_registry_and_npm_search_feed_real_packages_into_the_log() {
     let site = Site::new();
@@ -539,6 +560,7 @@ fn a_crawl_killed_mid_run_loses_no_entry_and_the_next_run_goes_on() {
         assert!(Instant::now() < deadline, "no entry was appended");
         std::thread::sleep(Duration::from_millis(50));
     }
+    let killed = format!("pinlog-crawl-{}", child.id());
     child.kill().unwrap();
     child.wait().unwrap();
     let kept = site.entries().len();
@@ -589,6 +611,9 @@ fn a_crawl_killed_mid_run_loses_no_entry_and_the_next_run_goes_on() {
         "{out}"
     );
     assert_eq!(site.entries().len(), 4);
+    // The cgroups the killed crawler left were removed by the next one.
+    let left = cgroup_dirs_named(&killed);
+    assert!(left.is_empty(), "{left:?}");
     let v = Command::new(env!("CARGO_BIN_EXE_pinlog"))
         .arg("verify-log")
         .arg(site.path("pub"))

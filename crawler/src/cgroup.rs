@@ -59,6 +59,27 @@ fn own_dir(mountinfo: &str, cgroup: &str, hierarchy: &str) -> Option<PathBuf> {
     Some(Path::new(point).join(inside))
 }
 
+/// Removes what crawlers killed before they could clean up left in `own`: each
+/// `pinlog-crawl-<pid>` whose process is gone, with its looks' groups, whose processes (a
+/// sandbox still dying with its crawler) are killed first.
+fn sweep(own: &Path) {
+    for e in std::fs::read_dir(own).into_iter().flatten().flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("pinlog-crawl-")) else {
+            continue;
+        };
+        if Path::new("/proc").join(pid).exists() {
+            continue;
+        }
+        for look in std::fs::read_dir(e.path()).into_iter().flatten().flatten() {
+            if look.file_type().is_ok_and(|t| t.is_dir()) {
+                remove(&[look.path()]);
+            }
+        }
+        let _ = std::fs::remove_dir(e.path());
+    }
+}
+
 fn write(path: &Path, value: &str) -> Result<(), String> {
     std::fs::write(path, value).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
@@ -87,6 +108,8 @@ impl Cgroups {
             own_dir(&mountinfo, &cgroup, "pids"),
         ) {
             (Some(memory), Some(pids)) => {
+                sweep(&memory);
+                sweep(&pids);
                 let bases = vec![memory.join(&name), pids.join(&name)];
                 let mut made = Cgroups {
                     version: Enforcer::CgroupV1,
@@ -113,6 +136,7 @@ impl Cgroups {
         if !enabled(own) {
             write(&own.join("cgroup.subtree_control"), "+memory +pids")?;
         }
+        sweep(own);
         let base = own.join(name);
         make_dir(&base)?;
         let made = Cgroups {
@@ -214,14 +238,23 @@ impl Drop for Group {
         if let Some(w) = self.watcher.take() {
             let _ = w.join();
         }
-        for _ in 0..50 {
-            kill_all(self.version, &self.dirs);
-            self.dirs.retain(|d| std::fs::remove_dir(d).is_err());
-            if self.dirs.is_empty() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        remove(&self.dirs);
+    }
+}
+
+/// Kills every process in the groups `dirs` and removes them, waiting up to a second for the
+/// processes to be gone.
+fn remove(dirs: &[PathBuf]) {
+    let mut dirs = dirs.to_vec();
+    for _ in 0..50 {
+        for dir in &dirs {
+            kill_procs(dir);
         }
+        dirs.retain(|d| std::fs::remove_dir(d).is_err());
+        if dirs.is_empty() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -262,11 +295,16 @@ fn kill_all(version: Enforcer, dirs: &[PathBuf]) {
         return;
     }
     for dir in dirs {
-        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
-            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            }
+        kill_procs(dir);
+    }
+}
+
+/// Kills every process listed in the group `dir`.
+fn kill_procs(dir: &Path) {
+    let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+    for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+        if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
     }
 }
