@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use pinlog_core::json::Limits;
+use pinlog_crawler::limits::Limits as CrawlLimits;
 
 use crate::io::Render;
 
@@ -162,6 +163,9 @@ enum Command {
     /// the log is published and signed afterwards; with --schedule it runs as a daemon. See
     /// docs/OPERATIONS.md.
     Crawl(Box<CrawlArgs>),
+    /// Run a command in a look's cgroups with its rlimits (the crawler's own use)
+    #[command(hide = true)]
+    SandboxExec(SandboxExecArgs),
     /// Build the static site from the store and the published log
     #[command(subcommand)]
     Site(SiteCommand),
@@ -365,8 +369,62 @@ struct CrawlArgs {
     /// The npm that installs them
     #[arg(long, value_name = "PATH", default_value = "npm")]
     npm: PathBuf,
+    /// The memory of one sandboxed server, all its processes together (cgroup; per process
+    /// without one)
+    #[arg(long, value_name = "BYTES", default_value_t = CrawlLimits::default().memory_bytes)]
+    max_memory_bytes: u64,
+    /// The processes and threads one sandboxed server may have at once
+    #[arg(long, value_name = "N", default_value_t = CrawlLimits::default().processes)]
+    max_processes: u64,
+    /// The CPU time of each process of a sandboxed server, in seconds
+    #[arg(long, value_name = "S", default_value_t = CrawlLimits::default().cpu_seconds)]
+    max_cpu_seconds: u64,
+    /// The size of each of a sandboxed server's tmpfs (/tmp and its home)
+    #[arg(long, value_name = "BYTES", default_value_t = CrawlLimits::default().tmpfs_bytes)]
+    max_tmpfs_bytes: u64,
+    /// The largest file a sandboxed server may write
+    #[arg(long, value_name = "BYTES", default_value_t = CrawlLimits::default().file_bytes)]
+    max_file_bytes: u64,
+    /// What one package may unpack when installed, all files together
+    #[arg(long, value_name = "BYTES", default_value_t = CrawlLimits::default().unpacked_bytes)]
+    max_unpacked_bytes: u64,
     #[command(flatten)]
     look: LookArgs,
+}
+
+impl CrawlArgs {
+    fn limits(&self) -> CrawlLimits {
+        CrawlLimits {
+            memory_bytes: self.max_memory_bytes,
+            processes: self.max_processes,
+            cpu_seconds: self.max_cpu_seconds,
+            tmpfs_bytes: self.max_tmpfs_bytes,
+            file_bytes: self.max_file_bytes,
+            unpacked_bytes: self.max_unpacked_bytes,
+        }
+    }
+}
+
+/// The crawler's own step between itself and bubblewrap (docs/OPERATIONS.md, "Caps").
+#[derive(Args)]
+struct SandboxExecArgs {
+    /// A cgroup.procs file to join (repeatable)
+    #[arg(long, value_name = "FILE")]
+    join: Vec<PathBuf>,
+    #[arg(long, value_name = "S")]
+    cpu_seconds: u64,
+    #[arg(long, value_name = "BYTES")]
+    file_bytes: u64,
+    #[arg(long, value_name = "BYTES")]
+    data_bytes: Option<u64>,
+    #[arg(long, value_name = "N")]
+    processes: Option<u64>,
+    /// The command is bubblewrap: hand it the seccomp filters
+    #[arg(long)]
+    seccomp: bool,
+    /// The command, after --
+    #[arg(last = true, required = true)]
+    command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Args)]
@@ -628,6 +686,18 @@ fn main() -> ExitCode {
         Command::Probe(args) => (Render { ascii: false }, cmd::probe::run(args)),
         Command::Export(args) => (Render { ascii: false }, cmd::export::run(args)),
         Command::Crawl(args) => (Render { ascii: false }, cmd::crawl::run(*args)),
+        Command::SandboxExec(args) => {
+            let confinement = pinlog_crawler::confine::Confinement {
+                join: args.join,
+                cpu_seconds: args.cpu_seconds,
+                file_bytes: args.file_bytes,
+                data_bytes: args.data_bytes,
+                processes: args.processes,
+                seccomp: args.seccomp,
+            };
+            eprintln!("pinlog sandbox-exec: {}", confinement.exec(&args.command));
+            return ExitCode::from(126);
+        }
         Command::Site(SiteCommand::Build(args)) => {
             (Render { ascii: false }, cmd::site::build(args))
         }

@@ -21,6 +21,27 @@ fn sha256_hex(path: &Path) -> String {
         .collect()
 }
 
+/// Directories called `name` in the cgroup file system, a few levels down.
+fn cgroup_dirs_named(name: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut level = vec![std::path::PathBuf::from("/sys/fs/cgroup")];
+    for _ in 0..5 {
+        let mut next = Vec::new();
+        for dir in level {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    if e.file_name() == name {
+                        found.push(e.path());
+                    }
+                    next.push(e.path());
+                }
+            }
+        }
+        level = next;
+    }
+    found
+}
+
 #[test]
 fn the_registry_and_npm_search_feed_real_packages_into_the_log() {
     let site = Site::new();
@@ -539,6 +560,7 @@ fn a_crawl_killed_mid_run_loses_no_entry_and_the_next_run_goes_on() {
         assert!(Instant::now() < deadline, "no entry was appended");
         std::thread::sleep(Duration::from_millis(50));
     }
+    let killed = format!("pinlog-crawl-{}", child.id());
     child.kill().unwrap();
     child.wait().unwrap();
     let kept = site.entries().len();
@@ -589,6 +611,9 @@ fn a_crawl_killed_mid_run_loses_no_entry_and_the_next_run_goes_on() {
         "{out}"
     );
     assert_eq!(site.entries().len(), 4);
+    // The cgroups the killed crawler left were removed by the next one.
+    let left = cgroup_dirs_named(&killed);
+    assert!(left.is_empty(), "{left:?}");
     let v = Command::new(env!("CARGO_BIN_EXE_pinlog"))
         .arg("verify-log")
         .arg(site.path("pub"))
@@ -889,4 +914,218 @@ fn npm_never_fetches_a_dependency_from_git_or_a_url() {
         listener.accept().is_err(),
         "npm reached for a dependency outside the registry"
     );
+}
+
+#[test]
+fn a_server_that_runs_into_a_cap_is_stopped_and_the_run_goes_on() {
+    let site = Site::new();
+    let hostile = [
+        (
+            "pinlog-fixture-allocate",
+            serde_json::json!({"mode": "allocate"}),
+        ),
+        ("pinlog-fixture-fork", serde_json::json!({"mode": "fork"})),
+        ("pinlog-fixture-spin", serde_json::json!({"mode": "spin"})),
+        (
+            "pinlog-fixture-bigfile",
+            serde_json::json!({"mode": "fill-tmp", "file_mib": 2048}),
+        ),
+        (
+            "pinlog-fixture-filltmp",
+            serde_json::json!({"mode": "fill-tmp"}),
+        ),
+    ];
+    let mut seeds = vec!["npm:pinlog-fixture-ok".to_string()];
+    site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
+    for (name, fixture) in &hostile {
+        site.package(name, "1.0.0", fixture.clone());
+        seeds.push(format!("npm:{name}"));
+    }
+    site.seeds(&seeds.iter().map(String::as_str).collect::<Vec<_>>());
+    let reg = site.registries(None, None);
+    let start = Instant::now();
+    let out = ok(&site.crawl(
+        &reg,
+        &[
+            "--source",
+            "seeds",
+            "--concurrency",
+            "3",
+            "--timeout-ms",
+            "8000",
+            "--max-memory-bytes",
+            "268435456",
+            "--max-processes",
+            "64",
+            "--max-cpu-seconds",
+            "2",
+            "--max-tmpfs-bytes",
+            "33554432",
+            "--max-file-bytes",
+            "16777216",
+        ],
+    ));
+    eprintln!("the run took {:?}", start.elapsed());
+    assert!(out.contains("looked at 6: 3 ok (3 new"), "{out}");
+    for (server, token) in [
+        ("npm:pinlog-fixture-ok", "new"),
+        ("npm:pinlog-fixture-filltmp", "new"),
+        ("npm:pinlog-fixture-bigfile", "new"),
+        ("npm:pinlog-fixture-allocate", "memory-cap"),
+        ("npm:pinlog-fixture-fork", "process-cap"),
+        ("npm:pinlog-fixture-spin", "cpu-cap"),
+    ] {
+        assert_eq!(site.outcome(server), token, "{server}");
+    }
+    let detail = site.sql::<String>(
+        "SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-allocate'",
+    );
+    assert!(
+        detail[0].contains("cap of 268435456 bytes of memory"),
+        "{detail:?}"
+    );
+    // The disk caps refuse the write and the server goes on: /tmp filled at its 32 MiB, and one
+    // file stopped at 16 MiB.
+    let wrote = |server: &str| -> (u64, String) {
+        let e = site
+            .entries()
+            .into_iter()
+            .find(|e| e["server"] == server)
+            .unwrap();
+        let blob = site.blob_text(&e);
+        let tail = blob
+            .split("wrote ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{blob}"));
+        let (mib, rest) = tail.split_once(" MiB, stopped by ").unwrap();
+        let cause = rest.split('"').next().unwrap().to_string();
+        (mib.parse().unwrap(), cause)
+    };
+    let (mib, cause) = wrote("npm:pinlog-fixture-filltmp");
+    assert!(
+        (16..=32).contains(&mib) && cause == "ENOSPC",
+        "{mib} {cause}"
+    );
+    assert_eq!(
+        wrote("npm:pinlog-fixture-bigfile"),
+        (16, "EFBIG".to_string())
+    );
+    // Every look says which caps it ran under.
+    let caps =
+        site.sql::<String>("SELECT caps FROM crawl_looks WHERE server = 'npm:pinlog-fixture-ok'");
+    let by = if caps[0].contains("/cgroup-v2") {
+        "cgroup-v2"
+    } else {
+        "cgroup-v1"
+    };
+    assert_eq!(
+        caps[0],
+        format!(
+            "memory-bytes=268435456/{by} processes=64/{by} cpu-seconds=2/rlimit \
+             file-bytes=16777216/rlimit tmpfs-bytes=33554432/bubblewrap seccomp=on/bubblewrap"
+        )
+    );
+}
+
+#[test]
+fn a_server_in_the_sandbox_cannot_open_a_vsock_socket() {
+    let site = Site::new();
+    site.package(
+        "pinlog-fixture-vsock",
+        "1.0.0",
+        serde_json::json!({"mode": "vsock"}),
+    );
+    site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
+    site.seeds(&["npm:pinlog-fixture-vsock", "npm:pinlog-fixture-ok"]);
+    let reg = site.registries(None, None);
+    ok(&site.crawl(&reg, &["--source", "seeds"]));
+    assert_eq!(site.outcome("npm:pinlog-fixture-ok"), "new");
+    assert_eq!(site.outcome("npm:pinlog-fixture-vsock"), "new");
+    let vsock = site
+        .entries()
+        .into_iter()
+        .find(|e| e["server"] == "npm:pinlog-fixture-vsock")
+        .unwrap();
+    // EPERM (1): the filter's answer, not the kernel's lack of vsock.
+    let blob = site.blob_text(&vsock);
+    assert!(blob.contains("vsock: refused 1\""), "{blob}");
+
+    // Without the sandbox the same package opens one: the check above can fail on this machine.
+    let bare = Site::new();
+    bare.package(
+        "pinlog-fixture-vsock",
+        "1.0.0",
+        serde_json::json!({"mode": "vsock"}),
+    );
+    bare.seeds(&["npm:pinlog-fixture-vsock"]);
+    let reg = bare.registries(None, None);
+    ok(&bare.crawl(&reg, &["--source", "seeds", "--unsandboxed"]));
+    let blob = bare.blob_text(&bare.entries()[0]);
+    assert!(blob.contains("vsock: opened"), "{blob}");
+}
+
+#[test]
+fn a_package_that_unpacks_past_its_cap_is_refused_without_filling_the_disk() {
+    let site = Site::new();
+    site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
+    // 64 MiB of zeros: a tarball of a few dozen KiB that unpacks eight times past the cap.
+    site.package("pinlog-fixture-huge", "1.0.0", serde_json::json!({}));
+    std::fs::write(
+        site.path("packages/pinlog-fixture-huge-1.0.0/zeros.bin"),
+        vec![0u8; 64 << 20],
+    )
+    .unwrap();
+    site.seeds(&["npm:pinlog-fixture-huge", "npm:pinlog-fixture-ok"]);
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(
+        &reg,
+        &["--source", "seeds", "--max-unpacked-bytes", "8388608"],
+    ));
+    assert!(out.contains("package-too-large: 1"), "{out}");
+    assert_eq!(site.outcome("npm:pinlog-fixture-ok"), "new");
+    assert_eq!(site.outcome("npm:pinlog-fixture-huge"), "package-too-large");
+    let detail = site
+        .sql::<String>("SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-huge'");
+    assert!(
+        detail[0].contains("unpacks past the cap of 8388608 bytes"),
+        "{detail:?}"
+    );
+}
+
+#[test]
+fn an_installer_sees_nothing_of_the_operator_and_writes_only_its_scratch() {
+    let site = Site::new();
+    site.seeds(&["npm:pinlog-fixture-ok"]);
+    let secret = site.path("secret.txt");
+    std::fs::write(&secret, "operator's").unwrap();
+    let planted = site.path("planted");
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    // An "npm" that reports what it can see and tries to write beside the store, then fails:
+    // its standard error is the detail.
+    let npm = site.path("peeking-npm");
+    std::fs::write(
+        &npm,
+        format!(
+            "#!/bin/sh\n\
+             [ -e '{s}' ] && echo 'secret visible' >&2 || echo 'secret hidden' >&2\n\
+             [ -e '{home}' ] && echo 'home visible' >&2 || echo 'home hidden' >&2\n\
+             touch '{p}' 2>/dev/null; echo done >&2\n\
+             exit 1\n",
+            s = secret.display(),
+            p = planted.display(),
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&npm).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&npm, perms).unwrap();
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(&reg, &["--source", "seeds", "--npm", npm.to_str().unwrap()]));
+    assert!(out.contains("install-failed: 1"), "{out}");
+    let detail = site.sql::<String>("SELECT detail FROM crawl_looks");
+    assert!(
+        detail[0].contains("secret hidden | home hidden | done"),
+        "{detail:?}"
+    );
+    assert!(!planted.exists(), "the installer wrote outside its scratch");
 }

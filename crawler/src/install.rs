@@ -1,11 +1,12 @@
-//! Installing the exact package a candidate names into a scratch prefix, outside the sandbox
-//! (installing needs the registry) but with nothing of the package run: npm with
-//! `--ignore-scripts`, pip with wheels only (`--only-binary :all:`, so no `setup.py` runs).
+//! Installing the exact package a candidate names into a scratch prefix, with nothing of the
+//! package run: npm with `--ignore-scripts`, pip with wheels only (`--only-binary :all:`, so no
+//! `setup.py` runs).
 //!
-//! The installers run with an environment of their own (a private home and caches, no
-//! configuration files, git allowed no protocol), so a hostile dependency finds none of the
-//! operator's credentials; and a package any part of which came from somewhere other than the
-//! registry (a git, file or URL dependency) is refused before anything of it runs.
+//! The installers run in a sandbox of their own ([`Jail`]: the network, the scratch directory
+//! and nothing else of the operator's) with an environment of their own (a private home and
+//! caches, no configuration files, git allowed no protocol), so a hostile dependency finds none
+//! of the operator's files or credentials; and a package any part of which came from somewhere
+//! other than the registry (a git, file or URL dependency) is refused before anything of it runs.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -67,15 +68,143 @@ const KEPT_ENV: [&str; 15] = [
     "PIP_DEFAULT_TIMEOUT",
 ];
 
+/// Why an install failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallError {
+    pub message: String,
+    /// The package unpacks past `--max-unpacked-bytes` (or one file of it past
+    /// `--max-file-bytes`).
+    pub too_large: bool,
+}
+
+impl From<String> for InstallError {
+    fn from(message: String) -> InstallError {
+        InstallError {
+            message,
+            too_large: false,
+        }
+    }
+}
+
+impl From<&str> for InstallError {
+    fn from(message: &str) -> InstallError {
+        InstallError::from(message.to_string())
+    }
+}
+
+/// How installers are confined: bubblewrap with the host's network, the look's caps, an empty
+/// home, and a tmpfs of `unpacked_bytes` at the scratch directory, whose contents are copied to
+/// the real one when the installer succeeds: a package that unpacks past the cap fills the
+/// tmpfs, never the disk.
+#[derive(Debug, Clone)]
+pub struct Jail {
+    pub bwrap: PathBuf,
+    /// `pinlog sandbox-exec … --`: the look's cgroup, rlimits and seccomp filter.
+    pub confine: Vec<OsString>,
+    pub unpacked_bytes: u64,
+}
+
+/// The home of a confined installer, on a tmpfs of its own.
+const JAIL_HOME: &str = "/home/installer";
+/// Where a confined installer sees the real scratch directory, to copy its work in and out.
+const JAIL_OUT: &str = "/pinlog-out";
+/// What of `/etc` an installer needs to reach the registry, besides what every sandbox shows.
+const NETWORK_ETC: [&str; 4] = [
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/gai.conf",
+];
+/// The variables of [`KEPT_ENV`] that name certificate files or directories.
+const CA_ENV: [&str; 7] = [
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "PIP_CERT",
+    "GIT_SSL_CAINFO",
+];
+/// Run inside the jail as `sh -c COPY <dir> <installer…>`: the scratch directory's earlier work
+/// in, the installer, its work out.
+const COPY: &str =
+    "cp -a -- /pinlog-out/. \"$0\"/ && \"$@\" && exec cp -a -- \"$0\"/. /pinlog-out/";
+
+impl Jail {
+    /// `cmd` (an installer with its whole environment set) run confined, with `dir` as its
+    /// scratch directory and `binds` readable.
+    fn wrap(&self, cmd: &Command, dir: &Path, binds: &[Bind]) -> Command {
+        let size = self.unpacked_bytes.to_string();
+        let mut a = self.confine.clone();
+        a.push(self.bwrap.clone().into());
+        a.extend(crate::sandbox::base_args(self.unpacked_bytes));
+        a.push("--share-net".into());
+        let ca = CA_ENV
+            .iter()
+            .filter_map(std::env::var_os)
+            .map(PathBuf::from);
+        for file in NETWORK_ETC.iter().map(PathBuf::from).chain(ca) {
+            a.extend(["--ro-bind-try".into(), file.clone().into(), file.into()]);
+        }
+        for b in binds {
+            a.extend([
+                "--ro-bind".into(),
+                b.source.clone().into_os_string(),
+                b.dest.clone().into_os_string(),
+            ]);
+        }
+        a.extend([
+            "--size".into(),
+            size.clone().into(),
+            "--tmpfs".into(),
+            dir.into(),
+            "--bind".into(),
+            dir.into(),
+            JAIL_OUT.into(),
+            "--size".into(),
+            size.into(),
+            "--tmpfs".into(),
+            "/home".into(),
+            "--dir".into(),
+            JAIL_HOME.into(),
+            "--chdir".into(),
+            JAIL_HOME.into(),
+        ]);
+        for (k, v) in cmd.get_envs() {
+            if let Some(v) = v {
+                a.extend(["--setenv".into(), k.to_os_string(), v.to_os_string()]);
+            }
+        }
+        a.extend(["--setenv".into(), "TMPDIR".into(), "/tmp".into()]);
+        a.extend(["--".into(), "/bin/sh".into(), "-c".into(), COPY.into()]);
+        a.push(dir.into());
+        a.push(cmd.get_program().to_os_string());
+        a.extend(cmd.get_args().map(OsString::from));
+        let mut jailed = Command::new(&a[0]);
+        jailed.args(&a[1..]).env_clear();
+        jailed
+    }
+}
+
+/// The installers' home, seen from where they run: in the jail its tmpfs, else the crawler's
+/// directory for them; and their user npm configuration, which is empty (the machine-wide one
+/// stays: administrators put certificate and proxy settings there).
+fn installer_home(tools: &Installers, jail: Option<&Jail>) -> (PathBuf, PathBuf) {
+    match jail {
+        Some(_) => (PathBuf::from(JAIL_HOME), PathBuf::from("/dev/null")),
+        None => {
+            let user_rc = tools.home.join("npmrc");
+            if !user_rc.exists() {
+                let _ = std::fs::write(&user_rc, b"");
+            }
+            (tools.home.clone(), user_rc)
+        }
+    }
+}
+
 /// Sets the environment an installer runs with: [`KEPT_ENV`] of the operator's, and nothing
 /// else of theirs: no home, no user configuration (where registry tokens live), no SSH agent.
-fn installer_env(cmd: &mut Command, home: &Path) {
-    // The machine-wide npm configuration stays (administrators put certificate and proxy settings
-    // there); the user's is replaced by an empty one.
-    let user_rc = home.join("npmrc");
-    if !user_rc.exists() {
-        let _ = std::fs::write(&user_rc, b"");
-    }
+fn installer_env(cmd: &mut Command, (home, user_rc): &(PathBuf, PathBuf)) {
     cmd.env_clear();
     for name in KEPT_ENV {
         if let Some(v) = std::env::var_os(name) {
@@ -209,11 +338,17 @@ pub fn npm(
     name: &str,
     version: Option<&str>,
     dir: &Path,
-) -> Result<Installed, String> {
+    jail: Option<&Jail>,
+) -> Result<Installed, InstallError> {
     let spec = format!("{name}@{}", version.unwrap_or("latest"));
-    npm_can_refuse_sources(tools, dir)?;
+    let home = installer_home(tools, jail);
+    let tool_binds = match jail {
+        Some(_) => npm_binds(tools, dir)?,
+        None => Vec::new(),
+    };
+    npm_can_refuse_sources(tools, dir, jail, &home, &tool_binds)?;
     let mut cmd = Command::new(&tools.npm);
-    installer_env(&mut cmd, &tools.home);
+    installer_env(&mut cmd, &home);
     cmd.arg("install")
         .arg("--prefix")
         .arg(dir)
@@ -237,7 +372,12 @@ pub fn npm(
         .env("npm_config_ignore_scripts", "true")
         // Should anything still ask for git, it gets a program that does nothing.
         .env("npm_config_git", "/bin/false");
-    run(cmd, tools.timeout, "npm install")?;
+    run(
+        confined(cmd, jail, dir, &tool_binds),
+        tools.timeout,
+        "npm install",
+        jail.is_some(),
+    )?;
 
     let modules = dir.join("node_modules");
     let lock = read_json(&modules.join(".package-lock.json"))?;
@@ -264,24 +404,66 @@ pub fn npm(
     })
 }
 
+/// What a confined npm must read: `npm` and `node` (at each link on their way), and the npm
+/// package `npm` runs when it lies outside the system directories.
+fn npm_binds(tools: &Installers, dir: &Path) -> Result<Vec<Bind>, String> {
+    let mut binds = program_binds(&tools.npm, dir)?;
+    binds.extend(program_binds(&tools.node, dir)?);
+    let real = tools
+        .npm
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", tools.npm.display()))?;
+    if real.ends_with("bin/npm-cli.js") {
+        if let Some(package) = real.parent().and_then(Path::parent) {
+            if !crate::sandbox::is_system(package) {
+                binds.push(Bind::same(package));
+            }
+        }
+    }
+    Ok(binds)
+}
+
+/// `cmd` in `jail` when there is one, with `dir` its scratch directory and `binds` readable.
+fn confined(cmd: Command, jail: Option<&Jail>, dir: &Path, binds: &[Bind]) -> Command {
+    match jail {
+        Some(j) => j.wrap(&cmd, dir, binds),
+        None => cmd,
+    }
+}
+
 /// npm before 11.x ignores the `--allow-*` options it does not know, and would then fetch git,
 /// file and URL sources: such an npm is not used.
-fn npm_can_refuse_sources(tools: &Installers, dir: &Path) -> Result<(), String> {
+fn npm_can_refuse_sources(
+    tools: &Installers,
+    dir: &Path,
+    jail: Option<&Jail>,
+    home: &(PathBuf, PathBuf),
+    binds: &[Bind],
+) -> Result<(), InstallError> {
     let mut cmd = Command::new(&tools.npm);
-    installer_env(&mut cmd, &tools.home);
+    installer_env(&mut cmd, home);
     cmd.args(["config", "get", "allow-git"]);
-    // In the look's own directory: looks run side by side.
-    let answer = dir.join("npm-allow-git.txt");
+    // Beside the look's own directory (looks run side by side), not in it: a confined npm's
+    // work is copied over it when it ends.
+    let answer = dir.with_extension("npm-allow-git");
     let file = std::fs::File::create(&answer)
         .map_err(|e| format!("cannot create {}: {e}", answer.display()))?;
-    run_to(cmd, tools.timeout, "npm config", Stdio::from(file))?;
+    run_to(
+        confined(cmd, jail, dir, binds),
+        tools.timeout,
+        "npm config",
+        Stdio::from(file),
+        jail.is_some(),
+    )?;
     let said = std::fs::read_to_string(&answer).unwrap_or_default();
+    let _ = std::fs::remove_file(&answer);
     match said.trim() {
         "all" | "none" | "root" => Ok(()),
         _ => Err(format!(
             "{} cannot refuse git and URL dependencies (it knows no --allow-git); use a newer npm",
             tools.npm.display()
-        )),
+        )
+        .into()),
     }
 }
 
@@ -339,19 +521,32 @@ pub fn pypi(
     name: &str,
     version: Option<&str>,
     dir: &Path,
-) -> Result<Installed, String> {
+    jail: Option<&Jail>,
+) -> Result<Installed, InstallError> {
     let venv = dir.join("venv");
-    let mut mk = Command::new(&tools.python);
-    installer_env(&mut mk, &tools.home);
+    let home = installer_home(tools, jail);
+    // A confined pip runs the interpreter itself (not a shim that needs the operator's home),
+    // and reads it, its library and the packages pip is one of.
+    let (python, tool_binds) = match jail {
+        Some(_) => python_for_install(&tools.python, dir)?,
+        None => (tools.python.clone(), Vec::new()),
+    };
+    let mut mk = Command::new(&python);
+    installer_env(&mut mk, &home);
     mk.args(["-m", "venv", "--without-pip"]).arg(&venv);
-    run(mk, tools.timeout, "python -m venv")?;
+    run(
+        confined(mk, jail, dir, &tool_binds),
+        tools.timeout,
+        "python -m venv",
+        jail.is_some(),
+    )?;
     let report = dir.join("pip-report.json");
     let spec = match version {
         Some(v) => format!("{name}=={v}"),
         None => name.to_string(),
     };
-    let mut pip = Command::new(&tools.python);
-    installer_env(&mut pip, &tools.home);
+    let mut pip = Command::new(&python);
+    installer_env(&mut pip, &home);
     pip.args(["-m", "pip", "--python"])
         .arg(venv.join("bin/python"))
         .args([
@@ -369,7 +564,12 @@ pub fn pypi(
         .arg(&report)
         .arg("--")
         .arg(&spec);
-    run(pip, tools.timeout, "pip install")?;
+    run(
+        confined(pip, jail, dir, &tool_binds),
+        tools.timeout,
+        "pip install",
+        jail.is_some(),
+    )?;
 
     let report = read_json(&report)?;
     pip_provenance(&report)?;
@@ -453,6 +653,37 @@ fn console_script(venv: &Path, project: &str, version: &str) -> Result<String, S
         .ok_or_else(|| "the package has no console script to run".into())
 }
 
+/// The interpreter `python` runs (past any shim), with what a confined pip must read: the
+/// interpreter and the one its venvs link to (at each link on their way), its library, and its
+/// packages, pip among them.
+fn python_for_install(python: &Path, dir: &Path) -> Result<(PathBuf, Vec<Bind>), String> {
+    const ASK: &str = "import sys, sysconfig as s\n\
+        print(sys.executable); print(getattr(sys, '_base_executable', sys.executable))\n\
+        print(s.get_paths()['purelib']); print(s.get_paths()['platlib'])\n";
+    let out = Command::new(python)
+        .args(["-c", ASK])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    let said = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<PathBuf> = said.lines().map(|l| PathBuf::from(l.trim())).collect();
+    let [executable, base, packages @ ..] = lines.as_slice() else {
+        return Err(format!("{} did not say where it is", python.display()));
+    };
+    if !out.status.success() || !executable.is_absolute() {
+        return Err(format!("{} did not say where it is", python.display()));
+    }
+    let mut binds = program_binds(executable, dir)?;
+    binds.extend(program_binds(base, dir)?);
+    binds.extend(python_library(executable)?);
+    for p in packages {
+        if p.is_absolute() && p.is_dir() && !crate::sandbox::is_system(p) {
+            binds.push(Bind::same(p));
+        }
+    }
+    Ok((executable.clone(), binds))
+}
+
 /// The standard library (and shared libpython, by the name the loader asks for) of `python`,
 /// which a venv made by it reads.
 fn python_library(python: &Path) -> Result<Vec<Bind>, String> {
@@ -505,12 +736,20 @@ fn read_json(path: &Path) -> Result<Value<'static>, String> {
 /// Runs an installer with a deadline, in a process group of its own that is killed whole
 /// afterwards (pip re-executes itself, npm starts git): nothing it started outlives it. Its
 /// standard error (the end of it) is the failure.
-fn run(cmd: Command, timeout: Duration, what: &str) -> Result<(), String> {
-    run_to(cmd, timeout, what, Stdio::null())
+/// A confined installer that ran out of room ran into the unpacked-size cap: its tmpfs filled
+/// (`ENOSPC`), or one file passed the file-size cap (`EFBIG`, or death by `SIGXFSZ`).
+fn run(cmd: Command, timeout: Duration, what: &str, jailed: bool) -> Result<(), InstallError> {
+    run_to(cmd, timeout, what, Stdio::null(), jailed)
 }
 
 /// [`run`], with standard output going to `stdout`.
-fn run_to(mut cmd: Command, timeout: Duration, what: &str, stdout: Stdio) -> Result<(), String> {
+fn run_to(
+    mut cmd: Command,
+    timeout: Duration,
+    what: &str,
+    stdout: Stdio,
+    jailed: bool,
+) -> Result<(), InstallError> {
     use std::os::unix::process::CommandExt;
     let mut child = cmd
         .stdin(Stdio::null())
@@ -557,10 +796,23 @@ fn run_to(mut cmd: Command, timeout: Duration, what: &str, stdout: Stdio) -> Res
         .filter(|l| !l.is_empty())
         .collect();
     let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
-    Err(format!(
-        "{what} failed ({status}): {}",
-        pinlog_core::render::quoted(&tail, 300)
-    ))
+    let too_large = jailed
+        && (status.code() == Some(128 + rustix::process::Signal::XFSZ.as_raw())
+            || [
+                "ENOSPC",
+                "No space left on device",
+                "EFBIG",
+                "File too large",
+            ]
+            .iter()
+            .any(|m| text.contains(m)));
+    Err(InstallError {
+        message: format!(
+            "{what} failed ({status}): {}",
+            pinlog_core::render::quoted(&tail, 300)
+        ),
+        too_large,
+    })
 }
 
 #[cfg(test)]

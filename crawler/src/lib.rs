@@ -2,10 +2,13 @@
 //! when a server's surface is new or moved. `docs/OPERATIONS.md` says how to run it safely.
 
 pub mod candidate;
+pub mod cgroup;
+pub mod confine;
 pub mod discover;
 pub mod env_needs;
 mod fetch;
 pub mod install;
+pub mod limits;
 pub mod look;
 pub mod names;
 pub mod optout;
@@ -15,4 +18,5 @@ pub mod registry_check;
 pub mod run;
 pub mod sandbox;
 pub mod schedule;
+mod seccomp;
 pub mod surface_blob;

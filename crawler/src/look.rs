@@ -2,6 +2,8 @@
 //! through the SSRF guard), read its surface, and say what happened.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pinlog_mcp::caps::Caps;
@@ -11,8 +13,11 @@ use pinlog_mcp::stdio::Exit;
 use pinlog_mcp::surface::{ProbeOptions, Surface};
 
 use crate::candidate::{Candidate, Launch, Remote};
+use crate::cgroup::{Cgroups, Group, Hit};
+use crate::confine::Confinement;
 use crate::env_needs;
-use crate::install::{self, Installed, Installers};
+use crate::install::{self, Installed, Installers, Jail};
+use crate::limits::{Enforcer, InForce, Limits};
 use crate::outcome::{Failure, Reason};
 use crate::sandbox::{Isolation, PLACEHOLDER};
 
@@ -27,6 +32,12 @@ pub struct Looker {
     pub options: ProbeOptions,
     /// Scratch space; each look uses its own directory below it and removes it after.
     pub work: PathBuf,
+    /// The caps of every sandboxed server.
+    pub limits: Limits,
+    /// The crawler's cgroups, where the host gives it some; rlimits stand in otherwise.
+    pub cgroups: Option<Arc<Cgroups>>,
+    /// The `pinlog` binary, whose `sandbox-exec` applies the caps and starts bubblewrap.
+    pub sandbox_exec: PathBuf,
 }
 
 /// What a look found.
@@ -42,6 +53,8 @@ pub struct Look {
     pub env_wanted: Vec<String>,
     /// Variables filled with the placeholder for the look that succeeded.
     pub env_placeholders: Vec<String>,
+    /// The caps the server ran under, when it ran in the sandbox.
+    pub caps: Option<InForce>,
     pub took: Duration,
 }
 
@@ -55,6 +68,7 @@ impl Look {
             transport: "stdio",
             env_wanted: Vec::new(),
             env_placeholders: Vec::new(),
+            caps: None,
             took: Duration::ZERO,
         }
     }
@@ -123,20 +137,85 @@ impl Looker {
                 format!("scratch {}: {e}", dir.display()),
             )
         })?;
+        let group = match &self.cgroups {
+            Some(c) => {
+                // Unique for the crawler's life: a group that could not be removed is not reused.
+                static GROUPS: AtomicU64 = AtomicU64::new(0);
+                let name = format!("look-{}", GROUPS.fetch_add(1, Ordering::Relaxed));
+                let g = c.group(&name, &self.limits).map_err(|e| {
+                    Failure::new(
+                        Reason::SandboxUnavailable,
+                        format!("the look's cgroup: {e}"),
+                    )
+                })?;
+                Some(g)
+            }
+            None => None,
+        };
+        // The installers run in the look's cgroup with its caps, but for CPU: an install's time
+        // is already bounded by --install-timeout.
+        let jail = match isolation {
+            Isolation::Bubblewrap(bwrap) => Some(Jail {
+                bwrap: bwrap.clone(),
+                confine: Confinement::new(
+                    &Limits {
+                        cpu_seconds: self.installers.timeout.as_secs(),
+                        ..self.limits
+                    },
+                    group.as_ref(),
+                )
+                .prefix(&self.sandbox_exec),
+                unpacked_bytes: self.limits.unpacked_bytes,
+            }),
+            Isolation::None => None,
+        };
         let installed = match &c.launch {
-            Launch::Npm { name, version } => {
-                install::npm(&self.installers, name, version.as_deref(), dir)
-            }
-            Launch::Pypi { name, version } => {
-                install::pypi(&self.installers, name, version.as_deref(), dir)
-            }
+            Launch::Npm { name, version } => install::npm(
+                &self.installers,
+                name,
+                version.as_deref(),
+                dir,
+                jail.as_ref(),
+            ),
+            Launch::Pypi { name, version } => install::pypi(
+                &self.installers,
+                name,
+                version.as_deref(),
+                dir,
+                jail.as_ref(),
+            ),
             _ => unreachable!("only packages are installed"),
         }
-        .map_err(|e| Failure::new(Reason::InstallFailed, e))?;
+        .map_err(|e| {
+            if let Err(f) = capped(group.as_ref(), None, &self.limits) {
+                f
+            } else if e.too_large {
+                Failure::new(
+                    Reason::PackageTooLarge,
+                    format!(
+                        "the package unpacks past the cap of {} bytes (or has a file past {}): {}",
+                        self.limits.unpacked_bytes, self.limits.file_bytes, e.message
+                    ),
+                )
+            } else {
+                Failure::new(Reason::InstallFailed, e.message)
+            }
+        })?;
         look.version = Some(installed.version.clone());
         look.registry_digest = installed.registry_digest.clone();
 
-        let first = self.run(isolation, &installed, &[], &home);
+        if let Isolation::Bubblewrap(_) = isolation {
+            look.caps = Some(InForce {
+                limits: self.limits,
+                by: self
+                    .cgroups
+                    .as_ref()
+                    .map_or(Enforcer::Rlimit, |c| c.version()),
+            });
+        }
+
+        let first = self.run(isolation, &installed, &[], &home, group.as_ref());
+        capped(group.as_ref(), first.exit, &self.limits)?;
         let stderr = first.stderr.kept.clone();
         let err = match first.outcome {
             Ok(s) => return complete(s),
@@ -167,7 +246,8 @@ impl Looker {
             .iter()
             .map(|n| (n.clone(), PLACEHOLDER.to_string()))
             .collect();
-        let second = self.run(isolation, &installed, &env, &home);
+        let second = self.run(isolation, &installed, &env, &home, group.as_ref());
+        capped(group.as_ref(), second.exit, &self.limits)?;
         match second.outcome {
             Ok(s) => {
                 look.env_placeholders = wanted;
@@ -186,10 +266,48 @@ impl Looker {
         installed: &Installed,
         env: &[(String, String)],
         home: &Path,
+        group: Option<&Group>,
     ) -> probe::Look {
-        let launch = isolation.launch(&installed.argv, &installed.binds, env, home);
+        let confine = Confinement::new(&self.limits, group).prefix(&self.sandbox_exec);
+        let launch = isolation.launch(
+            &installed.argv,
+            &installed.binds,
+            env,
+            home,
+            self.limits.tmpfs_bytes,
+            confine,
+        );
         probe::probe_stdio(&launch, &self.options, self.caps)
     }
+}
+
+/// The failure of a server that ran into a cap: its cgroup counted a memory kill or a refused
+/// fork, or it ended by the signal of its CPU rlimit (written as a shell writes it: bubblewrap
+/// passes its server's death on as 128 + the signal).
+fn capped(group: Option<&Group>, exit: Option<Exit>, limits: &Limits) -> Result<(), Failure> {
+    let status = exit.map(|x| match x {
+        Exit::Code(c) => c,
+        Exit::Signal(s) => 128 + s,
+    });
+    let (reason, what) = match (group.and_then(Group::hit), status) {
+        (Some(Hit::Memory), _) => (
+            Reason::MemoryCap,
+            format!("{} bytes of memory", limits.memory_bytes),
+        ),
+        (Some(Hit::Processes), _) => (
+            Reason::ProcessCap,
+            format!("{} processes", limits.processes),
+        ),
+        (None, Some(c)) if c == 128 + rustix::process::Signal::XCPU.as_raw() => (
+            Reason::CpuCap,
+            format!("{} s of CPU time", limits.cpu_seconds),
+        ),
+        _ => return Ok(()),
+    };
+    Err(Failure::new(
+        reason,
+        format!("the look's processes ran into their cap of {what} and were stopped"),
+    ))
 }
 
 /// The last lines the server wrote to standard error, safe to print: often the reason it

@@ -28,6 +28,10 @@ pub enum Reason {
     Undecidable,
     Refused,
     Internal,
+    MemoryCap,
+    ProcessCap,
+    CpuCap,
+    PackageTooLarge,
 }
 
 impl Reason {
@@ -53,6 +57,10 @@ impl Reason {
             Reason::Undecidable => "undecidable",
             Reason::Refused => "entry-refused",
             Reason::Internal => "internal-error",
+            Reason::MemoryCap => "memory-cap",
+            Reason::ProcessCap => "process-cap",
+            Reason::CpuCap => "cpu-cap",
+            Reason::PackageTooLarge => "package-too-large",
         }
     }
 }

@@ -23,6 +23,8 @@ pub struct LookRow {
     pub env_wanted: Option<String>,
     pub entry_index: Option<u64>,
     pub took_ms: u64,
+    /// The caps a sandboxed server ran under (docs/OPERATIONS.md, "Caps").
+    pub caps: Option<String>,
 }
 
 pub struct Records {
@@ -55,6 +57,15 @@ impl Records {
                  took_ms INTEGER NOT NULL);
              CREATE INDEX IF NOT EXISTS crawl_looks_by_server ON crawl_looks (server, at);",
         )?;
+        // A store made before looks recorded their caps gains the column; old rows keep NULL.
+        let has_caps: bool = conn.query_row(
+            "SELECT count(*) FROM pragma_table_info('crawl_looks') WHERE name = 'caps'",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has_caps {
+            conn.execute("ALTER TABLE crawl_looks ADD COLUMN caps TEXT", [])?;
+        }
         Ok(Records { conn })
     }
 
@@ -76,8 +87,8 @@ impl Records {
     pub fn record(&mut self, row: &LookRow) -> Result<(), rusqlite::Error> {
         self.conn.execute(
             "INSERT INTO crawl_looks (run, server, at, outcome, exit_code, detail, version,
-                                      registry_digest, env_wanted, entry_index, took_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                      registry_digest, env_wanted, entry_index, took_ms, caps)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 row.run,
                 row.server,
@@ -89,7 +100,8 @@ impl Records {
                 row.registry_digest,
                 row.env_wanted,
                 row.entry_index.map(|i| i as i64),
-                row.took_ms as i64
+                row.took_ms as i64,
+                row.caps
             ],
         )?;
         Ok(())

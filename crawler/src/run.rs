@@ -232,6 +232,7 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
                 env_wanted: None,
                 entry_index: None,
                 took_ms: 0,
+                caps: None,
             })?;
             continue;
         }
@@ -440,6 +441,7 @@ fn settle(
             _ => None,
         },
         took_ms: look.took.as_millis() as u64,
+        caps: look.caps.map(|c| c.to_string()),
     })?;
     Ok(Reported {
         server: cand.id.clone(),

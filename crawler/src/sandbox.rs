@@ -114,13 +114,17 @@ impl Isolation {
     /// How to run `argv` under this isolation. `binds` are what of the host the server may read
     /// (its installed package, the interpreter and its library); `env` is its whole environment besides
     /// `PATH`, `HOME`, `LANG` and `TMPDIR`; `home` is an empty directory to use as home when
-    /// there is no sandbox to make one.
+    /// there is no sandbox to make one. In the sandbox, `/tmp` and the home are tmpfs of
+    /// `tmpfs_bytes` each, and `confine` (the `sandbox-exec` step, which sets the other caps)
+    /// starts bubblewrap.
     pub fn launch(
         &self,
         argv: &[OsString],
         binds: &[Bind],
         env: &[(String, String)],
         home: &Path,
+        tmpfs_bytes: u64,
+        confine: Vec<OsString>,
     ) -> Launch {
         let mut base: Vec<(OsString, OsString)> = vec![
             ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
@@ -139,40 +143,16 @@ impl Isolation {
                 }
             }
             Isolation::Bubblewrap(bwrap) => {
-                let mut a: Vec<OsString> = vec![bwrap.into()];
-                let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
-                push(&NAMESPACES);
-                push(&[
-                    "--cap-drop",
-                    "ALL",
-                    "--clearenv",
-                    "--proc",
-                    "/proc",
-                    "--dev",
-                    "/dev",
-                    "--tmpfs",
-                    "/tmp",
-                    "--tmpfs",
-                    "/home",
-                    "--dir",
-                    HOME,
-                    "--chdir",
-                    HOME,
-                ]);
-                for dir in SYSTEM {
-                    match std::fs::read_link(dir) {
-                        Ok(target) => {
-                            a.extend(["--symlink".into(), target.into_os_string(), dir.into()])
-                        }
-                        Err(_) if Path::new(dir).is_dir() => {
-                            a.extend(["--ro-bind".into(), dir.into(), dir.into()])
-                        }
-                        Err(_) => {}
-                    }
-                }
-                for file in ETC {
-                    a.extend(["--ro-bind-try".into(), file.into(), file.into()]);
-                }
+                let mut a = confine;
+                a.push(bwrap.into());
+                a.extend(base_args(tmpfs_bytes));
+                let size = tmpfs_bytes.to_string();
+                a.extend(
+                    [
+                        "--size", &size, "--tmpfs", "/home", "--dir", HOME, "--chdir", HOME,
+                    ]
+                    .map(OsString::from),
+                );
                 for b in binds {
                     a.extend([
                         "--ro-bind".into(),
@@ -203,6 +183,43 @@ impl Isolation {
             }
         }
     }
+}
+
+/// bubblewrap's options that every sandbox starts with: new namespaces, no capability, no
+/// environment, `/proc`, `/dev`, an empty `/tmp` of `tmpfs_bytes`, the system read-only, and
+/// what of `/etc` a program needs to start.
+pub fn base_args(tmpfs_bytes: u64) -> Vec<OsString> {
+    let size = tmpfs_bytes.to_string();
+    let mut a: Vec<OsString> = NAMESPACES.iter().map(OsString::from).collect();
+    a.extend(
+        [
+            "--cap-drop",
+            "ALL",
+            "--clearenv",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            &size,
+            "--tmpfs",
+            "/tmp",
+        ]
+        .map(OsString::from),
+    );
+    for dir in SYSTEM {
+        match std::fs::read_link(dir) {
+            Ok(target) => a.extend(["--symlink".into(), target.into_os_string(), dir.into()]),
+            Err(_) if Path::new(dir).is_dir() => {
+                a.extend(["--ro-bind".into(), dir.into(), dir.into()])
+            }
+            Err(_) => {}
+        }
+    }
+    for file in ETC {
+        a.extend(["--ro-bind-try".into(), file.into(), file.into()]);
+    }
+    a
 }
 
 /// The first `name` on `PATH`.

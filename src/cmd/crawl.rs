@@ -3,11 +3,13 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use pinlog_core::render;
 use pinlog_crawler::candidate::SourceKind;
+use pinlog_crawler::cgroup::Cgroups;
 use pinlog_crawler::discover::{Discovery, Sources};
 use pinlog_crawler::install::Installers;
 use pinlog_crawler::look::Looker;
@@ -48,6 +50,21 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
     if let Err(why) = &isolation {
         eprintln!("no sandbox: {why}; stdio servers will be recorded as sandbox-unavailable (--unsandboxed runs them anyway)");
     }
+    let cgroups = match &isolation {
+        Ok(Isolation::Bubblewrap(_)) => match Cgroups::detect() {
+            Ok(c) => Some(Arc::new(c)),
+            Err(why) => {
+                eprintln!("no cgroup for the sandbox's caps ({why}); memory and processes are capped by rlimits, per process");
+                None
+            }
+        },
+        _ => None,
+    };
+    let sandbox_exec = std::env::current_exe().map_err(|e| {
+        Failure::unreadable(format!(
+            "cannot find the pinlog binary to run sandbox-exec: {e}"
+        ))
+    })?;
     // A new private directory (mode 0700) for this process, removed when it ends: another user
     // cannot plant or swap what is installed in it.
     let base = args.work.clone().unwrap_or_else(std::env::temp_dir);
@@ -114,6 +131,9 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
             caps: args.look.caps(),
             options: args.look.options(),
             work: work.clone(),
+            limits: args.limits(),
+            cgroups,
+            sandbox_exec,
         },
     };
     let outcome = match when {
