@@ -452,7 +452,7 @@ async fn post<P: Pins + Send + 'static>(
                 .is_some_and(|m| m.get("io.modelcontextprotocol/protocolVersion").is_some());
             (Some(id), method, written(params.as_ref()), revision)
         }
-        Ok(Message::Notification { method }) => (None, method, Vec::new(), false),
+        Ok(Message::Notification { method, .. }) => (None, method, Vec::new(), false),
         Ok(Message::Response { .. }) => (None, String::new(), Vec::new(), false),
         // A batch too: no revision the proxy speaks uses one.
         Err(_) => {
@@ -744,7 +744,7 @@ fn to_upstream<P: Pins>(conn: &Conn<P>, st: &mut State<P>, mut bytes: Vec<u8>, c
         Ok(Message::Request { id, method, params }) => {
             (Some(id), Some(method), written(params.as_ref()))
         }
-        Ok(Message::Notification { method }) => (None, Some(method), Vec::new()),
+        Ok(Message::Notification { method, .. }) => (None, Some(method), Vec::new()),
         _ => (None, None, Vec::new()),
     };
     let initialize = id.is_some() && method.as_deref() == Some("initialize");
