@@ -144,12 +144,21 @@ pub fn read(line: &[u8], max: usize) -> Result<Message<'_>, Refused> {
 
 /// A JSON-RPC error answer to `id`, as one line.
 pub fn error(id: &Id, code: i64, message: &str) -> Vec<u8> {
+    error_with_data(id, code, message, None)
+}
+
+/// A JSON-RPC error answer to `id` carrying `data` (JSON), as one line.
+pub fn error_with_data(id: &Id, code: i64, message: &str, data: Option<&[u8]>) -> Vec<u8> {
     let mut out = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":{code},\"message\":",
         id.0
     )
     .into_bytes();
     json::write_string(&mut out, message);
+    if let Some(d) = data {
+        out.extend_from_slice(b",\"data\":");
+        out.extend_from_slice(d);
+    }
     out.extend_from_slice(b"}}\n");
     out
 }

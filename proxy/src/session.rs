@@ -479,6 +479,9 @@ impl<P: Pins> Session<P> {
             }
             Message::Response { id, result, error } => {
                 if let Some(purpose) = self.own.remove(&id) {
+                    if purpose == Purpose::Initialize && result.is_none() {
+                        return self.initialize_refused(error.as_ref());
+                    }
                     return self.own_answer(purpose, result.map(Value::into_owned));
                 }
                 // Only an answer to a request the client made and the proxy forwarded reaches
@@ -563,6 +566,35 @@ impl<P: Pins> Session<P> {
             )));
         }
         actions.insert(0, note);
+        actions
+    }
+
+    /// The server answered the client's own `initialize` with an error: the client hears the
+    /// server's error code (a server of the 2026-07-28 era only answers "method not found"), with
+    /// a message of the proxy's, never the server's text; nothing was checked, so nothing more is
+    /// sent.
+    fn initialize_refused(&mut self, error: Option<&Value<'_>>) -> Vec<Action> {
+        let code = error
+            .and_then(Value::as_object)
+            .and_then(|e| e.get("code"))
+            .and_then(|c| match c {
+                Value::Number(n) => n.literal().parse::<i64>().ok(),
+                _ => None,
+            })
+            .unwrap_or(code::UNCHECKED);
+        let client = self.client_init.take();
+        let mut actions = self.unchecked("the server answered initialize with an error");
+        if let Some(id) = client {
+            actions.push(Action::ToClient(message::error(
+                &id,
+                code,
+                &format!(
+                    "pinlog proxy for {}: the server refused initialize (error {code}); nothing \
+                     else was sent to it",
+                    quoted(&self.label, 64)
+                ),
+            )));
+        }
         actions
     }
 
