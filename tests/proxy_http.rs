@@ -447,3 +447,57 @@ fn conformance_2026_scenarios_have_the_same_outcomes_through_the_proxy() {
     assert!(checks > 150, "{checks} checks");
     assert!(differ.is_empty(), "{differ:#?}");
 }
+
+/// Posts an initialize, `notifications/initialized` and two `tools/list` to the URL given, and
+/// prints the bodies of the three answers as a JSON list of strings.
+const RAW_CLIENT: &str = r#"
+import json, sys, urllib.error, urllib.request
+def post(obj):
+    req = urllib.request.Request(sys.argv[1], data=json.dumps(obj).encode(), method="POST",
+        headers={"Content-Type": "application/json",
+                 "Accept": "application/json, text/event-stream"})
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.read().decode()
+out = [post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "1"}}})]
+post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+out += [post({"jsonrpc": "2.0", "id": i, "method": "tools/list"}) for i in (1, 2)]
+print(json.dumps(out))
+"#;
+
+#[test]
+fn a_server_message_that_is_both_request_and_answer_never_reaches_an_http_client() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut c = Command::new(python());
+    c.arg(installed("mcp/tests/fixtures/hostile_http.py"))
+        .args(["hybrid", &port.to_string()]);
+    let _server = listening(c, port);
+    let proxy = Proxy::start(
+        tmp.path(),
+        &format!("http://127.0.0.1:{port}/mcp"),
+        &["--name", "hybrid"],
+    );
+    let o = Command::new(python())
+        .args(["-c", RAW_CLIENT, &proxy.url])
+        .output()
+        .unwrap();
+    let bodies: Vec<String> = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&o.stdout), text(&o.stderr)));
+    let err = proxy.stderr();
+    assert!(bodies[0].contains("\"serverInfo\""), "{bodies:?}\n{err}");
+    // The server answers the client's tools/list with "method" and "result" in one message, as
+    // JSON and then as an event: the client gets the proxy's error instead, under its own id.
+    for (body, id) in bodies[1..].iter().zip([1, 2]) {
+        assert!(!body.contains("Changed"), "{body}");
+        assert!(
+            body.contains("-32092") && body.contains(&format!("\"id\":{id}")),
+            "{body}\n{err}"
+        );
+    }
+    assert!(err.contains("neither a request nor a response"), "{err}");
+}

@@ -35,6 +35,9 @@ pub mod code {
     pub const UNCHECKED: i64 = -32092;
 }
 
+/// JSON-RPC's "method not found".
+const METHOD_NOT_FOUND: i64 = -32601;
+
 /// What to do about drift.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnDrift {
@@ -569,10 +572,10 @@ impl<P: Pins> Session<P> {
         actions
     }
 
-    /// The server answered the client's own `initialize` with an error: the client hears the
-    /// server's error code (a server of the 2026-07-28 era only answers "method not found"), with
-    /// a message of the proxy's, never the server's text; nothing was checked, so nothing more is
-    /// sent.
+    /// The server answered the client's own `initialize` with an error. "Method not found" (a
+    /// server of the 2026-07-28 era) is passed on as such, so the client knows to speak that
+    /// era; any other error as the check that could not be made. The message is the proxy's,
+    /// never the server's text; nothing was checked, so nothing more is sent.
     fn initialize_refused(&mut self, error: Option<&Value<'_>>) -> Vec<Action> {
         let code = error
             .and_then(Value::as_object)
@@ -581,6 +584,7 @@ impl<P: Pins> Session<P> {
                 Value::Number(n) => n.literal().parse::<i64>().ok(),
                 _ => None,
             })
+            .filter(|c| *c == METHOD_NOT_FOUND)
             .unwrap_or(code::UNCHECKED);
         let client = self.client_init.take();
         let mut actions = self.unchecked("the server answered initialize with an error");
@@ -589,8 +593,8 @@ impl<P: Pins> Session<P> {
                 &id,
                 code,
                 &format!(
-                    "pinlog proxy for {}: the server refused initialize (error {code}); nothing \
-                     else was sent to it",
+                    "pinlog proxy for {}: the server refused initialize, so its surface could \
+                     not be checked; nothing else was sent to it",
                     quoted(&self.label, 64)
                 ),
             )));
@@ -683,7 +687,7 @@ impl<P: Pins> Session<P> {
             if let Ok(Message::Request { id, .. }) = message::read(&line, self.max_message) {
                 actions.push(Action::ToClient(message::error(
                     &id,
-                    -32601,
+                    METHOD_NOT_FOUND,
                     "pinlog proxy: the server does not speak the 2026-07-28 era; use initialize",
                 )));
             }
