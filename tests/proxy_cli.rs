@@ -3,7 +3,9 @@
 //! the SDK-built drift fixture: first use pins, drift blocks with the queued call never reaching the
 //! server, hold hides exactly the changed tool and releases it when it changes back, a change
 //! announced mid-session blocks, a listing naming a tool twice never reaches the client, the
-//! server's error text is not echoed, sixteen proxies pin at once, and a corrupt store fails closed.
+//! server's error text is not echoed, sixteen proxies pin at once, a corrupt store fails closed,
+//! a server message that is both a request and an answer never reaches the client, nothing is
+//! listed or pinned before the handshake, and a listing is read as the client library reads it.
 
 mod common;
 
@@ -671,4 +673,177 @@ fn approving_takes_a_person_and_then_the_changed_server_runs() {
     let (a, o) = burst(home, &["--name", "drift"], &[("DRIFT_TOOLS", "v2")]);
     assert!(a["call"]["result"].is_object(), "{a}\n{}", text(&o.stderr));
     assert_eq!(pinlog(home, &["audit"]).status.code(), Some(0));
+}
+
+/// A raw client over the proxy's standard input and output: after `pause`, writes `lines` at
+/// once, reads every line the proxy writes until the answer to `last` (or 20 s), then closes its
+/// side.
+fn raw_session(
+    home: &Path,
+    proxy: &[&str],
+    server: &[String],
+    pause: std::time::Duration,
+    lines: &[J],
+    last: &J,
+) -> (Vec<J>, Output) {
+    use std::io::{BufRead, Write};
+    let mut child = Command::new(pinlog_bin())
+        .arg("proxy")
+        .args(proxy)
+        .arg("--")
+        .args(server)
+        .env("PINLOG_HOME", home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(pause);
+    for l in lines {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(stdout).lines() {
+            let Ok(l) = l else { break };
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    let mut got = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while let Ok(l) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+    {
+        let v: J = serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        let done = v["id"] == *last && v.get("method").is_none();
+        got.push(v);
+        if done {
+            break;
+        }
+    }
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    (got, o)
+}
+
+fn opening(then: &[J]) -> Vec<J> {
+    let mut v = vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ];
+    v.extend_from_slice(then);
+    v
+}
+
+fn scripted(behaviour: &str) -> Vec<String> {
+    vec![
+        python(),
+        installed("mcp/tests/fixtures/scripted_server.py"),
+        behaviour.to_string(),
+    ]
+}
+
+#[test]
+fn a_server_message_that_is_both_request_and_answer_never_reaches_the_client() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    // The server answers the client's tools/list (its second reading, after the proxy's own) with
+    // one message holding "method" and "result": a changed tool under the request's id.
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let (got, o) = raw_session(
+        home,
+        &["--name", "hybrid"],
+        &scripted("hybrid"),
+        std::time::Duration::ZERO,
+        &opening(&[list]),
+        &json!(1),
+    );
+    let err = text(&o.stderr);
+    assert!(
+        got.iter().all(|m| !m.to_string().contains("Changed")),
+        "{got:?}"
+    );
+    let answer = got.last().unwrap();
+    assert_eq!(answer["error"]["code"], -32092, "{got:?}\n{err}");
+    assert!(answer.get("method").is_none() && answer.get("result").is_none());
+    assert!(err.contains("neither a request nor a response"), "{err}");
+    assert!(err.contains("refused 1 message"), "{err}");
+    // The official client hears the same refusal, not the changed tool.
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&["--mode", "legacy"])),
+        &["--name", "hybrid"],
+        &scripted("hybrid"),
+        &[],
+    );
+    assert_eq!(a["code"], -32092, "{a}\n{}", text(&o.stderr));
+    assert!(!a.to_string().contains("Changed"), "{a}");
+}
+
+#[test]
+fn a_notification_before_the_handshake_lists_and_pins_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    // The server says its tools changed before the client's initialize reaches the proxy.
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let (got, o) = raw_session(
+        home,
+        &["--name", "early"],
+        &scripted("early-notice"),
+        std::time::Duration::from_secs(1),
+        &opening(&[list]),
+        &json!(1),
+    );
+    let err = text(&o.stderr);
+    assert_eq!(got.len(), 2, "{got:?}\n{err}");
+    assert_eq!(
+        got[0]["result"]["serverInfo"]["name"], "scripted-early-notice",
+        "{got:?}\n{err}"
+    );
+    assert_eq!(got[1]["result"]["tools"][0]["name"], "a", "{got:?}");
+    assert!(err.contains("before the handshake"), "{err}");
+    assert!(err.contains("pinned 1 tool(s) and 0 prompt(s)"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // What was pinned is the surface served after the handshake: a later session holds.
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&["--mode", "legacy"])),
+        &["--name", "early"],
+        &scripted("early-notice"),
+        &[],
+    );
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    assert_eq!(a["tools"], json!(["a"]));
+}
+
+#[test]
+fn the_proxy_reads_a_listing_as_the_client_library_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    // A stateless server whose tools/list pages say resultType "input_required": a page that is
+    // not complete cannot be listed, so nothing is pinned and the client hears why.
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&["--mode", "2026-07-28"])),
+        &["--name", "needs-input"],
+        &scripted("input-required"),
+        &[],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(a["code"], -32092, "{a}\n{err}");
+    assert!(
+        err.contains("tools/list answered with resultType \"input_required\""),
+        "{err}"
+    );
+    let o = pinlog(home, &["pins"]);
+    assert!(
+        !text(&o.stdout).contains("needs-input"),
+        "{}",
+        text(&o.stdout)
+    );
 }

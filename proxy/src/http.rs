@@ -37,6 +37,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use pinlog_core::render::{quoted, safe};
 use pinlog_core::Value;
 use pinlog_mcp::http::EventParser;
+use pinlog_mcp::revision::{Era, Revision};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
@@ -443,7 +444,7 @@ async fn post<P: Pins + Send + 'static>(
         );
     };
     let body = body.to_bytes().to_vec();
-    let (id, method, params, revision) = match message::read(&body, MAX_MESSAGE) {
+    let (id, method, params, revision, envelope) = match message::read(&body, MAX_MESSAGE) {
         Ok(Message::Request { id, method, params }) => {
             let revision = params
                 .as_ref()
@@ -451,10 +452,17 @@ async fn post<P: Pins + Send + 'static>(
                 .and_then(|p| p.get("_meta"))
                 .and_then(Value::as_object)
                 .is_some_and(|m| m.get("io.modelcontextprotocol/protocolVersion").is_some());
-            (Some(id), method, written(params.as_ref()), revision)
+            let envelope = envelope(params.as_ref(), parts.headers.get(VERSION));
+            (
+                Some(id),
+                method,
+                written(params.as_ref()),
+                revision,
+                envelope,
+            )
         }
-        Ok(Message::Notification { method }) => (None, method, Vec::new(), false),
-        Ok(Message::Response { .. }) => (None, String::new(), Vec::new(), false),
+        Ok(Message::Notification { method, .. }) => (None, method, Vec::new(), false, Ok(())),
+        Ok(Message::Response { .. }) => (None, String::new(), Vec::new(), false, Ok(())),
         // A batch too: no revision the proxy speaks uses one.
         Err(_) => {
             return rpc_error(
@@ -483,9 +491,11 @@ async fn post<P: Pins + Send + 'static>(
             let sessionless = lock(&proxy.sessionless).clone();
             match (sessionless, &id) {
                 (Some(c), _) if !initialize && !revision => c,
-                // A new session (initialize), a 2026-07-28 request, or a request the new
-                // session refuses (it must be one of those).
-                (_, Some(_)) => new_conn(&proxy, !initialize),
+                // A new session (initialize), or a 2026-07-28 request with its envelope whole.
+                (_, Some(id)) => match envelope {
+                    Err(refusal) if !initialize => return refusal.answer(id),
+                    _ => new_conn(&proxy, !initialize),
+                },
                 _ => {
                     return rpc_error(
                         StatusCode::BAD_REQUEST,
@@ -584,6 +594,84 @@ fn not_taken(id: Option<&Id>, what: &str) -> Response<Body> {
             queue::bounds()
         ),
     )
+}
+
+/// Why a request outside a session does not carry the 2026-07-28 envelope it needs: answered as
+/// the specification has a server answer it (HTTP 400), with the request's id, before anything
+/// reaches the upstream.
+struct Refusal {
+    code: i64,
+    message: String,
+    /// The error's `data`, as JSON.
+    data: Option<Vec<u8>>,
+}
+
+impl Refusal {
+    fn answer(self, id: &Id) -> Response<Body> {
+        let mut bytes =
+            message::error_with_data(id, self.code, &self.message, self.data.as_deref());
+        trim_end(&mut bytes);
+        respond(StatusCode::BAD_REQUEST, "application/json", full(bytes))
+    }
+}
+
+/// Checks a request outside a session as a 2026-07-28 request: `_meta` names the revision (as
+/// the `MCP-Protocol-Version` header does, when sent: -32020 otherwise), one of that era the
+/// proxy speaks (-32022, naming those it speaks), and the client's capabilities (-32602).
+fn envelope(params: Option<&Value<'_>>, header: Option<&HeaderValue>) -> Result<(), Refusal> {
+    let invalid = |why: &str| Refusal {
+        code: -32602,
+        message: format!(
+            "pinlog proxy: a request outside a session is initialize, or carries _meta with \
+             io.modelcontextprotocol/protocolVersion and \
+             io.modelcontextprotocol/clientCapabilities; {why}"
+        ),
+        data: None,
+    };
+    let meta = params
+        .and_then(Value::as_object)
+        .and_then(|p| p.get("_meta"))
+        .and_then(Value::as_object)
+        .ok_or_else(|| invalid("params._meta is not an object"))?;
+    let Some(Value::String(requested)) = meta.get("io.modelcontextprotocol/protocolVersion") else {
+        return Err(invalid("the protocol version is missing, or not a string"));
+    };
+    if header.is_some_and(|h| h.as_bytes() != requested.as_bytes()) {
+        return Err(Refusal {
+            code: -32020,
+            message: "pinlog proxy: the MCP-Protocol-Version header does not match \
+                      _meta's io.modelcontextprotocol/protocolVersion"
+                .into(),
+            data: None,
+        });
+    }
+    let spoken: Vec<Revision> = Revision::ALL
+        .into_iter()
+        .filter(|r| r.era() == Era::Stateless)
+        .collect();
+    if !spoken.iter().any(|r| r.as_str() == requested.as_ref()) {
+        let mut data = b"{\"supported\":[".to_vec();
+        for (i, r) in spoken.iter().enumerate() {
+            if i > 0 {
+                data.push(b',');
+            }
+            pinlog_core::json::write_string(&mut data, r.as_str());
+        }
+        data.extend_from_slice(b"],\"requested\":");
+        pinlog_core::json::write_string(&mut data, requested);
+        data.push(b'}');
+        return Err(Refusal {
+            code: -32022,
+            message: "pinlog proxy: unsupported protocol version".into(),
+            data: Some(data),
+        });
+    }
+    match meta.get("io.modelcontextprotocol/clientCapabilities") {
+        Some(Value::Object(_)) => Ok(()),
+        _ => Err(invalid(
+            "the client capabilities are missing, or not an object",
+        )),
+    }
 }
 
 /// The session a GET or DELETE names: 400 without a session id, 404 for one not known here.
@@ -773,7 +861,7 @@ fn to_upstream<P: Pins>(conn: &Conn<P>, st: &mut State<P>, mut bytes: Vec<u8>, c
         Ok(Message::Request { id, method, params }) => {
             (Some(id), Some(method), written(params.as_ref()))
         }
-        Ok(Message::Notification { method }) => (None, Some(method), Vec::new()),
+        Ok(Message::Notification { method, .. }) => (None, Some(method), Vec::new()),
         _ => (None, None, Vec::new()),
     };
     let initialize = id.is_some() && method.as_deref() == Some("initialize");

@@ -18,6 +18,9 @@ use pinlog_core::manifest::Manifest;
 use pinlog_core::render::quoted;
 use pinlog_core::{Digest, Value};
 
+use pinlog_mcp::caps::Caps;
+use pinlog_mcp::listing::{page_params, Next, Pages};
+
 use crate::check::{check, Drift, Served};
 use crate::message::{self, Id, Message};
 use crate::queue::{self, Held};
@@ -32,6 +35,9 @@ pub mod code {
     /// JSON-RPC; its own text is never passed on.
     pub const UNCHECKED: i64 = -32092;
 }
+
+/// JSON-RPC's "method not found".
+const METHOD_NOT_FOUND: i64 = -32601;
 
 /// What to do about drift.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,17 +100,14 @@ struct Listing {
     served: Served,
     /// The listings still to read, the next last.
     todo: Vec<Purpose>,
-    pages: usize,
-    cursors: BTreeSet<String>,
+    /// The listing being read, as the client library reads one.
+    pages: Option<Pages>,
     /// The notifications that started a re-check, delivered once it holds.
     notifications: Held,
 }
 
 /// How long the server has to answer everything the proxy asks to check its surface.
 pub const CHECK_TIME: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// The most pages the proxy reads of one listing.
-const MAX_PAGES: usize = 1000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
@@ -166,6 +169,10 @@ pub struct Session<P: Pins> {
     deadline: Option<std::time::Instant>,
     /// The approved surface, once read.
     approved: Option<(Vec<u8>, String)>,
+    /// Messages refused as not strict JSON-RPC, from either side.
+    refused: usize,
+    /// The bounds on a listing: the client library's.
+    listing_caps: Caps,
 }
 
 impl<P: Pins> Session<P> {
@@ -197,7 +204,17 @@ impl<P: Pins> Session<P> {
             init_result: None,
             drifted: false,
             deadline: None,
+            refused: 0,
+            listing_caps: Caps {
+                message_bytes: max_message,
+                ..Caps::default()
+            },
         }
+    }
+
+    /// How many messages, from either side, were refused as not strict JSON-RPC.
+    pub fn refused(&self) -> usize {
+        self.refused
     }
 
     pub fn outcome(&self) -> Outcome {
@@ -356,7 +373,7 @@ impl<P: Pins> Session<P> {
             return refused;
         }
         let id = self.own_id(Purpose::Discover);
-        let params = self.params(None);
+        let params = page_params(self.meta.as_deref(), None);
         vec![Action::ToServer(message::request(
             &id,
             "server/discover",
@@ -364,48 +381,28 @@ impl<P: Pins> Session<P> {
         ))]
     }
 
-    /// Parameters of the proxy's own requests: the client's `_meta` in the stateless era, and a
-    /// cursor when one is given.
-    fn params(&self, cursor: Option<&str>) -> Vec<u8> {
-        let mut p = b"{".to_vec();
-        if let Some(meta) = &self.meta {
-            p.extend_from_slice(b"\"_meta\":");
-            p.extend_from_slice(meta);
-        }
-        if let Some(c) = cursor {
-            if self.meta.is_some() {
-                p.push(b',');
-            }
-            p.extend_from_slice(b"\"cursor\":");
-            pinlog_core::json::write_string(&mut p, c);
-        }
-        p.push(b'}');
-        p
-    }
-
     fn client_open(&mut self, line: Vec<u8>) -> Vec<Action> {
-        let mut out = line.clone();
-        out.push(b'\n');
         let msg = match message::read(&line, self.max_message) {
             Ok(msg) => msg,
-            // A line that is not one strict message (a batch, a lone surrogate, …) cannot be
-            // tracked or held, so it is not forwarded.
+            // A line that is not one strict message (a batch, a lone surrogate, a request that
+            // is also an answer, …) cannot be tracked or held, so it is not forwarded.
             Err(e) => {
+                self.refused += 1;
                 return vec![
                     Action::Note(format!(
                         "refused a client message that is not strict JSON-RPC: {}",
-                        pinlog_core::render::safe(&e.0)
+                        pinlog_core::render::safe(&e.why)
                     )),
                     Action::ToClient(message::invalid(&format!(
                         "pinlog proxy: the message is not one strict JSON-RPC message ({}); it \
                          was not forwarded",
-                        e.0
+                        e.why
                     ))),
-                ]
+                ];
             }
         };
         match msg {
-            Message::Notification { method }
+            Message::Notification { method, .. }
                 if method == "notifications/initialized" && self.drop_initialized =>
             {
                 self.drop_initialized = false;
@@ -452,7 +449,7 @@ impl<P: Pins> Session<P> {
                 );
                 vec![Action::ToServer(forwarded)]
             }
-            _ => vec![Action::ToServer(out)],
+            other => vec![Action::ToServer(other.write())],
         }
     }
 
@@ -498,15 +495,28 @@ impl<P: Pins> Session<P> {
         }
         let msg = match message::read(&line, self.max_message) {
             Ok(m) => m,
-            Err(e) => return self.server_refused(&e.0),
+            Err(e) => return self.server_refused(e),
         };
-        // Exactly as long as it must be: it may be held while the surface is checked.
-        let mut out = Vec::with_capacity(line.len() + 1);
-        out.extend_from_slice(&line);
-        out.push(b'\n');
+        let out = match &msg {
+            Message::Response { .. } => Vec::new(),
+            other => other.write(),
+        };
         match msg {
+            // Before the client's first request nothing was asked of the server, and nothing is
+            // listed or pinned: a notification then (a list_changed included; the check after
+            // the handshake lists anyway) is dropped.
+            Message::Notification { method, .. } if self.phase == Phase::Waiting => {
+                vec![Action::Note(format!(
+                    "dropped {} from {} before the handshake",
+                    quoted(&method, 64),
+                    quoted(&self.label, 64)
+                ))]
+            }
             Message::Response { id, result, error } => {
                 if let Some(purpose) = self.own.remove(&id) {
+                    if purpose == Purpose::Initialize && result.is_none() {
+                        return self.initialize_refused(error.as_ref());
+                    }
                     return self.own_answer(purpose, result.map(Value::into_owned));
                 }
                 // Only an answer to a request the client made and the proxy forwarded reaches
@@ -529,12 +539,13 @@ impl<P: Pins> Session<P> {
                     _ => vec![Action::ToClient(message::response(&client_id, &result))],
                 }
             }
-            Message::Notification { method }
+            Message::Notification { method, .. }
                 if method == "notifications/tools/list_changed"
                     || method == "notifications/prompts/list_changed" =>
             {
-                if self.phase == Phase::Checking && self.client_init.is_some() {
-                    // The first check is under way: it lists after this anyway.
+                if self.phase == Phase::Checking && self.digests.is_none() {
+                    // The first check is under way (the handshake or discovery included): it
+                    // lists after this anyway.
                     return self.hold_from_server(out);
                 }
                 // The proxy lists again before the client hears of it: the client must not
@@ -546,7 +557,7 @@ impl<P: Pins> Session<P> {
                 };
                 self.start_listing(served, Some(out))
             }
-            Message::Request { id, method, .. } if self.phase == Phase::Checking => {
+            Message::Request { id, method, .. } if self.phase != Phase::Open => {
                 // The server's own requests wait for the client, but a ping is answered now.
                 if method == "ping" {
                     let empty = Value::Object(Default::default());
@@ -560,18 +571,61 @@ impl<P: Pins> Session<P> {
     }
 
     /// A line from the server that is not strict JSON-RPC is never passed on; while checking, it
-    /// stops the session.
-    fn server_refused(&mut self, why: &str) -> Vec<Action> {
+    /// stops the session. A client request it names by id is answered with an error in its place,
+    /// so that the client does not wait for an answer that was refused.
+    fn server_refused(&mut self, refused: message::Refused) -> Vec<Action> {
+        self.refused += 1;
         let note = Action::Note(format!(
             "refused a message from {}: {}",
             quoted(&self.label, 64),
-            pinlog_core::render::safe(why)
+            pinlog_core::render::safe(&refused.why)
         ));
         let mut actions = match self.phase {
             Phase::Checking => self.stop(Outcome::Unchecked, Vec::new()),
             _ => Vec::new(),
         };
+        if let Some(tracked) = refused.id.and_then(|id| self.pending.remove(&id)) {
+            actions.push(Action::ToClient(message::error(
+                &tracked.client_id,
+                code::UNCHECKED,
+                &format!(
+                    "pinlog proxy: {} answered with a message that is not strict JSON-RPC; it \
+                     was not passed on",
+                    quoted(&self.label, 64)
+                ),
+            )));
+        }
         actions.insert(0, note);
+        actions
+    }
+
+    /// The server answered the client's own `initialize` with an error. "Method not found" (a
+    /// server of the 2026-07-28 era) is passed on as such, so the client knows to speak that
+    /// era; any other error as the check that could not be made. The message is the proxy's,
+    /// never the server's text; nothing was checked, so nothing more is sent.
+    fn initialize_refused(&mut self, error: Option<&Value<'_>>) -> Vec<Action> {
+        let code = error
+            .and_then(Value::as_object)
+            .and_then(|e| e.get("code"))
+            .and_then(|c| match c {
+                Value::Number(n) => n.literal().parse::<i64>().ok(),
+                _ => None,
+            })
+            .filter(|c| *c == METHOD_NOT_FOUND)
+            .unwrap_or(code::UNCHECKED);
+        let client = self.client_init.take();
+        let mut actions = self.unchecked("the server answered initialize with an error");
+        if let Some(id) = client {
+            actions.push(Action::ToClient(message::error(
+                &id,
+                code,
+                &format!(
+                    "pinlog proxy for {}: the server refused initialize, so its surface could \
+                     not be checked; nothing else was sent to it",
+                    quoted(&self.label, 64)
+                ),
+            )));
+        }
         actions
     }
 
@@ -660,7 +714,7 @@ impl<P: Pins> Session<P> {
             if let Ok(Message::Request { id, .. }) = message::read(&line, self.max_message) {
                 actions.push(Action::ToClient(message::error(
                     &id,
-                    -32601,
+                    METHOD_NOT_FOUND,
                     "pinlog proxy: the server does not speak the 2026-07-28 era; use initialize",
                 )));
             }
@@ -746,8 +800,7 @@ impl<P: Pins> Session<P> {
         self.listing = Some(Listing {
             served,
             todo,
-            pages: 0,
-            cursors: BTreeSet::new(),
+            pages: None,
             notifications,
         });
         self.next_listing()
@@ -760,66 +813,38 @@ impl<P: Pins> Session<P> {
         let Some(purpose) = listing.todo.pop() else {
             return self.listed();
         };
-        listing.pages = 0;
-        listing.cursors.clear();
+        let item = Item::of(purpose);
+        listing.pages = Some(Pages::new(item.method(), item.member(), &self.listing_caps));
         self.ask(purpose, None)
     }
 
     fn ask(&mut self, purpose: Purpose, cursor: Option<&str>) -> Vec<Action> {
-        if let Some(listing) = self.listing.as_mut() {
-            listing.pages += 1;
-        }
-        let method = if purpose == Purpose::Tools {
-            "tools/list"
-        } else {
-            "prompts/list"
-        };
-        let params = self.params(cursor);
+        let params = page_params(self.meta.as_deref(), cursor);
         let id = self.own_id(purpose);
-        vec![Action::ToServer(message::request(&id, method, &params))]
+        vec![Action::ToServer(message::request(
+            &id,
+            Item::of(purpose).method(),
+            &params,
+        ))]
     }
 
     fn page(&mut self, purpose: Purpose, result: Value<'static>) -> Vec<Action> {
-        let item = if purpose == Purpose::Tools {
-            Item::Tools
-        } else {
-            Item::Prompts
-        };
-        let Value::Object(mut o) = result else {
-            return self.unchecked("a listing answer is not an object");
-        };
-        let items = match o.remove(item.member()) {
-            Some(Value::Array(items)) => items,
-            _ => {
-                return self.unchecked(&format!(
-                    "a {}/list answer has no {} array",
-                    item.member(),
-                    item.member()
-                ))
-            }
-        };
-        let cursor = match o.get("nextCursor") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(c)) => Some(c.to_string()),
-            Some(_) => return self.unchecked("a listing's nextCursor is not a string"),
-        };
         let Some(listing) = self.listing.as_mut() else {
             return Vec::new();
         };
-        let list = match item {
-            Item::Tools => &mut listing.served.tools,
-            Item::Prompts => &mut listing.served.prompts,
+        let Some(pages) = listing.pages.as_mut() else {
+            return Vec::new();
         };
-        list.extend(items);
-        match cursor {
-            None => self.next_listing(),
-            Some(c) => {
-                // An empty cursor is a cursor, not the end; a repeated one never ends.
-                if listing.pages >= MAX_PAGES || !listing.cursors.insert(c.clone()) {
-                    return self.unchecked("a listing's pages do not end");
+        match pages.page(result) {
+            Ok(Next::More(cursor)) => self.ask(purpose, Some(&cursor)),
+            Ok(Next::Done(items)) => {
+                match Item::of(purpose) {
+                    Item::Tools => listing.served.tools.extend(items),
+                    Item::Prompts => listing.served.prompts.extend(items),
                 }
-                self.ask(purpose, Some(&c))
+                self.next_listing()
             }
+            Err(e) => self.unchecked(&pinlog_core::render::safe(&e.to_string())),
         }
     }
 
@@ -1202,6 +1227,21 @@ enum Item {
 }
 
 impl Item {
+    /// The listing a purpose of the proxy's reads.
+    fn of(purpose: Purpose) -> Item {
+        match purpose {
+            Purpose::Prompts => Item::Prompts,
+            _ => Item::Tools,
+        }
+    }
+
+    fn method(self) -> &'static str {
+        match self {
+            Item::Tools => "tools/list",
+            Item::Prompts => "prompts/list",
+        }
+    }
+
     fn member(self) -> &'static str {
         match self {
             Item::Tools => "tools",

@@ -142,6 +142,12 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
             break;
         }
     }
+    if session.refused() > 0 {
+        eprintln!(
+            "pinlog: refused {} message(s) that are not strict JSON-RPC",
+            session.refused()
+        );
+    }
     drop(to_server);
     drop(to_client);
     let status = finish(&mut child).await;

@@ -222,9 +222,12 @@ async fn refuses_what_it_must_before_anything_reaches_the_upstream() {
     // Past the bound on one message.
     let big = vec![b' '; (16 << 20) + 1];
     assert_eq!(send("POST", port, &[], big).await.status, 413);
-    // A first request that neither initializes nor names a 2026-07-28 revision.
+    // A first request that neither initializes nor names a 2026-07-28 revision: refused as the
+    // specification has a server refuse a request without the stateless envelope.
     let a = post(port, &[], list).await;
-    assert_eq!(a.messages[0]["error"]["code"], -32092, "{:?}", a.messages);
+    assert_eq!(a.status, 400);
+    assert_eq!(a.messages[0]["id"], 2);
+    assert_eq!(a.messages[0]["error"]["code"], -32602, "{:?}", a.messages);
     assert!(seen(&log).is_empty(), "{:?}", seen(&log));
 }
 
