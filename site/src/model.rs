@@ -77,7 +77,7 @@ impl Model {
         let store = Store::open(db)?;
         let origin = store.origin()?;
         let path = log.join(CHECKPOINT);
-        let bytes = pinlog_log::files::read_bounded(&path, pinlog_log::note::MAX_NOTE as u64)
+        let bytes = pinlog_log::in_dir::read(log, CHECKPOINT, pinlog_log::note::MAX_NOTE as u64)
             .map_err(|e| {
                 ModelError::Log(format!(
                     "cannot read {}: {e}; publish the log first",
