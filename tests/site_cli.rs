@@ -764,3 +764,74 @@ fn reports_state_the_days_no_crawl_finished_from_the_first_run_on() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn servers_whose_slugs_once_met_keep_their_own_pages() {
+    // The first 40 bits of the SHA-256 of these identities agree, and so do their names folded
+    // to 48 characters: slugs of 10 hex digits gave both one page, badge and feed.
+    let a = "npm:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-1d7f3";
+    let b = "npm:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-1ffaf4";
+    let version = |server, at, tools| Version {
+        server,
+        at,
+        tools,
+        instructions: None,
+    };
+    let log = log_of(&[
+        version(a, "2026-11-01T00:00:00Z", r#"[{"name":"tool_of_a"}]"#),
+        version(b, "2026-11-02T00:00:00Z", r#"[{"name":"tool_of_b"}]"#),
+    ]);
+    ok(&log.build("2026-11-06T00:00:00Z"));
+    let slugs = |log: &Log| -> Vec<(String, String)> {
+        let api: serde_json::Value = serde_json::from_str(&log.read("api/servers.json")).unwrap();
+        api.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["id"].as_str().unwrap().into(),
+                    r["slug"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    let first = slugs(&log);
+    assert_eq!(first.len(), 2);
+    assert_ne!(first[0].1, first[1].1);
+    for dir in ["servers", "badge", "feed"] {
+        assert_eq!(
+            std::fs::read_dir(log.path(&format!("site/{dir}")))
+                .unwrap()
+                .count(),
+            2
+        );
+    }
+    for (id, slug) in &first {
+        let (mine, theirs) = if id == a {
+            ("tool_of_a", "tool_of_b")
+        } else {
+            ("tool_of_b", "tool_of_a")
+        };
+        let page = log.read(&format!("servers/{slug}.html"));
+        assert!(page.contains(id.as_str()) && page.contains(mine), "{page}");
+        assert!(!page.contains(theirs), "{page}");
+        let feed = log.read(&format!("feed/{slug}.xml"));
+        assert!(feed.contains(&format!("pinlog: {id}")), "{feed}");
+        assert!(log.path(&format!("site/badge/{slug}.svg")).is_file());
+    }
+
+    // Published URLs stay: a later build with another server moves neither.
+    let mut store = Store::open(&log.path("log.db")).unwrap();
+    append(
+        &mut store,
+        &version("npm:aaaa", "2026-11-03T00:00:00Z", r#"[{"name":"x"}]"#),
+    );
+    pinlog_log::publish::publish(&mut store, &log.key, &log.path("pub"), |_, _| {}).unwrap();
+    drop(store);
+    ok(&log.build("2026-11-06T00:00:00Z"));
+    let again = slugs(&log);
+    assert_eq!(again.len(), 3);
+    for pair in &first {
+        assert!(again.contains(pair), "{again:?}");
+    }
+}

@@ -570,10 +570,13 @@ pub struct SurfaceSummary {
 
 impl SurfaceSummary {
     /// Reads a surface blob, holding it to canonical bytes, and digests its parts.
+    ///
+    /// No tree of the blob is built: it is read once into its canonical bytes (which must be the
+    /// blob), then each listing one item at a time. A blob of the largest size is checked in
+    /// about twice its size besides itself.
     pub fn read(bytes: &[u8]) -> Result<SurfaceSummary, EntryError> {
-        let value = json::parse(bytes, Limits::default())
-            .map_err(|e| EntryError::new("blob-json", e.to_string()))?;
-        let canonical = json::to_canonical(&value)
+        let canonical = json::canonicalize(bytes, Limits::default())
+            .map_err(|e| EntryError::new("blob-json", e.to_string()))?
             .map_err(|e| EntryError::new("blob-undecidable", e.to_string()))?;
         if canonical != bytes {
             return Err(EntryError::new(
@@ -581,22 +584,51 @@ impl SurfaceSummary {
                 "the bytes differ from their RFC 8785 form",
             ));
         }
-        let o = members(&value, "the surface", &["instructions", "prompts", "tools"])
-            .map_err(|e| EntryError::new("blob-field", e.detail))?;
-        let set = |name: &str| -> Result<Digest, EntryError> {
-            let items = o
-                .get(name)
-                .and_then(Value::as_array)
-                .ok_or_else(|| EntryError::new("blob-field", format!("{name} must be an array")))?;
-            let listing = Listing::from_items(items.iter().cloned().map(Ok::<_, json::ReadError>))
+        drop(canonical);
+        // Canonical and strictly read: the members are in order and each value is where the
+        // separators between them say.
+        let shape = || {
+            EntryError::new(
+                "blob-field",
+                "the surface must be an object of exactly instructions, prompts and tools",
+            )
+        };
+        if bytes.first() != Some(&b'{') {
+            return Err(shape());
+        }
+        let first = json::next_item_separator(bytes, 1, 1).ok_or_else(shape)?;
+        let second = json::next_item_separator(bytes, first + 1, first + 1).ok_or_else(shape)?;
+        if json::next_item_separator(bytes, second + 1, second + 1).is_some() {
+            return Err(shape());
+        }
+        let member = |from: usize, to: usize, name: &str| {
+            let head = format!("\"{name}\":");
+            bytes[from..to]
+                .strip_prefix(head.as_bytes())
+                .ok_or_else(shape)
+        };
+        let instructions = member(1, first, "instructions")?;
+        let prompts = member(first + 1, second, "prompts")?;
+        let tools = member(second + 1, bytes.len() - 1, "tools")?;
+        let set = |name: &str, items: &[u8]| -> Result<Digest, EntryError> {
+            if items.first() != Some(&b'[') {
+                return Err(EntryError::new(
+                    "blob-field",
+                    format!("{name} must be an array"),
+                ));
+            }
+            let listing = Listing::read(items, Limits::default())
                 .map_err(|e| EntryError::new("blob-field", format!("{name}: {e}")))?;
             listing.set_hash().ok_or_else(|| {
                 EntryError::new("blob-undecidable", format!("{name}: an item has no digest"))
             })
         };
-        let instructions = match o.get("instructions") {
-            Some(Value::Null) => None,
-            Some(Value::String(s)) => pinlog_core::digest::instructions_digest(Some(s)),
+        let instructions = match instructions {
+            b"null" => None,
+            text if text.first() == Some(&b'"') => match json::parse(text, Limits::default()) {
+                Ok(Value::String(s)) => pinlog_core::digest::instructions_digest(Some(&s)),
+                _ => return Err(shape()),
+            },
             _ => {
                 return Err(EntryError::new(
                     "blob-field",
@@ -605,8 +637,8 @@ impl SurfaceSummary {
             }
         };
         Ok(SurfaceSummary {
-            tools: set("tools")?,
-            prompts: set("prompts")?,
+            tools: set("tools", tools)?,
+            prompts: set("prompts", prompts)?,
             instructions,
         })
     }

@@ -56,22 +56,16 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Reads a file of at most `max` bytes; a larger one is an error, read no further than `max + 1`.
+/// For a file the user names; the files of a log directory are read with [`crate::in_dir`].
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     let mut buf = Vec::new();
-    read_bounded_into(path, max, &mut buf)?;
-    Ok(buf)
-}
-
-/// [`read_bounded`] into a buffer the caller reuses; its old contents are dropped first.
-pub fn read_bounded_into(path: &Path, max: u64, buf: &mut Vec<u8>) -> io::Result<()> {
-    buf.clear();
     let f = File::open(path)?;
-    f.take(max.saturating_add(1)).read_to_end(buf)?;
+    f.take(max.saturating_add(1)).read_to_end(&mut buf)?;
     if buf.len() as u64 > max {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!("larger than {max} bytes"),
         ));
     }
-    Ok(())
+    Ok(buf)
 }

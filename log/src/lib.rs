@@ -6,6 +6,7 @@ pub mod cosignature;
 pub mod entry;
 pub mod files;
 pub mod hash;
+pub mod in_dir;
 pub mod keyfile;
 pub mod merkle;
 pub mod note;

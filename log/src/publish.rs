@@ -9,8 +9,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::checkpoint::Checkpoint;
-use crate::files::{read_bounded, sync_dir, sync_filesystem, write_atomic, write_atomic_unsynced};
+use crate::files::{sync_dir, sync_filesystem, write_atomic, write_atomic_unsynced};
 use crate::hash::Hash;
+use crate::in_dir::{self, InDirError};
 use crate::merkle::{self, CompactRange};
 use crate::note::{Note, SignerKey};
 use crate::proof::Receipt;
@@ -27,6 +28,11 @@ pub enum PublishError {
         path: PathBuf,
         error: std::io::Error,
     },
+    /// A file of the log directory could not be read, or is not a regular file in it.
+    Read {
+        path: PathBuf,
+        error: InDirError,
+    },
     /// The directory or the store holds something this log must not overwrite or sign over.
     Refused(String),
     /// A tile the proof needs is missing or damaged.
@@ -40,6 +46,7 @@ impl fmt::Display for PublishError {
         match self {
             PublishError::Store(e) => e.fmt(f),
             PublishError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            PublishError::Read { path, error } => write!(f, "{}: {error}", path.display()),
             PublishError::Refused(why) => f.write_str(why),
             PublishError::Tile(e) => write!(f, "tile: {e}"),
             PublishError::CannotProve(why) => f.write_str(why),
@@ -88,10 +95,10 @@ fn served_checkpoint(
     key: &SignerKey,
 ) -> Result<Option<(Checkpoint, String)>, PublishError> {
     let path = out.join(CHECKPOINT);
-    let bytes = match read_bounded(&path, crate::note::MAX_NOTE as u64) {
+    let bytes = match in_dir::read(out, CHECKPOINT, crate::note::MAX_NOTE as u64) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_err(&path)(e)),
+        Err(InDirError::Missing) => return Ok(None),
+        Err(error) => return Err(PublishError::Read { path, error }),
     };
     let refuse = |why: String| {
         PublishError::Refused(format!(
@@ -350,11 +357,11 @@ impl TileWriter<'_> {
     /// name, or an older partial of this tile beyond the served size, may be left by an
     /// interrupted run of another tree and is made to hold these bytes (or its prefix).
     fn write(&mut self, tile: &TileId, end: u64, bytes: &[u8]) -> Result<(), PublishError> {
-        let path = self.out.join(tile.path());
-        if end <= self.published && path.exists() {
+        let rel = tile.path();
+        if end <= self.published && self.out.join(&rel).exists() {
             return Ok(());
         }
-        self.put(&path, bytes)?;
+        self.put(&rel, bytes)?;
         for (w, stale) in partials_beside(self.out, tile)? {
             if w >= tile.width || partial_end(tile, w) <= self.published {
                 continue;
@@ -373,12 +380,18 @@ impl TileWriter<'_> {
         Ok(())
     }
 
-    /// Writes `bytes` at `path` unless it already holds exactly them.
-    fn put(&mut self, path: &Path, bytes: &[u8]) -> Result<(), PublishError> {
-        if read_bounded(path, bytes.len() as u64).is_ok_and(|have| have == bytes) {
-            return Ok(());
+    /// Writes `bytes` at `rel` unless it already holds exactly them. What is there is read as any
+    /// file of a log directory: a link or a FIFO on the way is refused, never written through.
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> Result<(), PublishError> {
+        let path = self.out.join(rel);
+        match in_dir::read(self.out, rel, bytes.len() as u64) {
+            Ok(have) if have == bytes => return Ok(()),
+            Err(error @ InDirError::NotRegular { .. }) => {
+                return Err(PublishError::Read { path, error })
+            }
+            _ => {}
         }
-        write_atomic_unsynced(path, bytes).map_err(io_err(path))?;
+        write_atomic_unsynced(&path, bytes).map_err(io_err(&path))?;
         self.written += 1;
         Ok(())
     }
@@ -405,13 +418,14 @@ impl TileWriter<'_> {
     }
 }
 
-/// The partial versions `N.p/W` present beside a tile: (W, path).
-fn partials_beside(out: &Path, tile: &TileId) -> Result<Vec<(u16, PathBuf)>, PublishError> {
+/// The partial versions `N.p/W` present beside a tile: (W, path inside `out`).
+fn partials_beside(out: &Path, tile: &TileId) -> Result<Vec<(u16, String)>, PublishError> {
     let whole = TileId {
         width: WIDTH as u16,
         ..*tile
     };
-    let dir = out.join(format!("{}.p", whole.path()));
+    let rel = format!("{}.p", whole.path());
+    let dir = out.join(&rel);
     let read = match std::fs::read_dir(&dir) {
         Ok(r) => r,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -427,7 +441,7 @@ fn partials_beside(out: &Path, tile: &TileId) -> Result<Vec<(u16, PathBuf)>, Pub
         }
         if let Ok(w) = name.parse::<u16>() {
             if (1..WIDTH as u16).contains(&w) {
-                found.push((w, item.path()));
+                found.push((w, format!("{rel}/{name}")));
             }
         }
     }
@@ -452,7 +466,12 @@ fn leaves_below(n: u64, shift: u32) -> u64 {
 /// The entry itself goes in the receipt's `extra` line, so the receipt stands alone.
 pub fn prove(dir: &Path, index: u64) -> Result<Receipt, PublishError> {
     let path = dir.join(CHECKPOINT);
-    let bytes = read_bounded(&path, crate::note::MAX_NOTE as u64).map_err(io_err(&path))?;
+    let bytes = in_dir::read(dir, CHECKPOINT, crate::note::MAX_NOTE as u64).map_err(|error| {
+        PublishError::Read {
+            path: path.clone(),
+            error,
+        }
+    })?;
     let note = Note::parse(&bytes)
         .map_err(|e| PublishError::CannotProve(format!("{}: {e}", path.display())))?;
     let c = Checkpoint::parse(&note.text)

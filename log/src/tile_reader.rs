@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::files::read_bounded;
 use crate::hash::Hash;
+use crate::in_dir::{self, InDirError};
 use crate::merkle::HashSource;
 use crate::tiles::{self, TileId, HEIGHT, MAX_ENTRY, WIDTH};
 
@@ -25,7 +25,7 @@ pub enum TileFault {
     Missing,
     /// It is there, and its bytes cannot be what its name says.
     Damaged,
-    /// It could not be read (permissions, I/O).
+    /// It could not be read (permissions, I/O), or is not a regular file.
     Unreadable,
 }
 
@@ -72,12 +72,12 @@ impl TileReader {
     }
 
     fn read(&self, tile: &TileId, max: u64) -> Result<Vec<u8>, TileReadError> {
-        read_bounded(&self.dir.join(tile.path()), max).map_err(|e| TileReadError {
+        in_dir::read(&self.dir, &tile.path(), max).map_err(|e| TileReadError {
             tile: tile.path(),
-            fault: match e.kind() {
-                std::io::ErrorKind::NotFound => TileFault::Missing,
-                std::io::ErrorKind::InvalidData => TileFault::Damaged,
-                _ => TileFault::Unreadable,
+            fault: match e {
+                InDirError::Missing => TileFault::Missing,
+                InDirError::TooLarge { .. } => TileFault::Damaged,
+                InDirError::NotRegular { .. } | InDirError::Io(_) => TileFault::Unreadable,
             },
             detail: e.to_string(),
         })

@@ -11,6 +11,7 @@ use base64::Engine;
 use pinlog_core::json::{self, Limits, Value};
 use pinlog_core::{render, Digest};
 use pinlog_log::files::write_atomic_unsynced;
+use pinlog_log::in_dir::{self, InDirError};
 use pinlog_log::proof::Receipt;
 use pinlog_log::store::Store;
 use sha2::{Digest as _, Sha256};
@@ -564,32 +565,50 @@ fn feed_entry(model: &Model, r: &crate::model::Record, base: &str, slug: &str) -
     }
 }
 
+/// The largest file of a log directory: a surface blob (a bundle is at most 16 MiB).
+const MAX_LOG_FILE: u64 = 64 << 20;
+
 /// Copies the published log's own files (`tile/…`, `blobs/sha256/…`) into the site where their
-/// bytes differ, then writes the checkpoint the build verified, last. Nothing else in the
-/// directory (temporary files, dotfiles) is copied.
+/// bytes differ, then writes the checkpoint the build verified, last. Hidden files and
+/// directories (a publish's temporary files) are not copied; a link, a FIFO or anything else
+/// that is not a regular file or a directory is refused, whatever its name, and so is a link in
+/// place of `tile`, `blobs` or `blobs/sha256`: the copy would not be the log.
 fn copy_log(from: &Path, checkpoint: &str, out: &mut Out) -> Result<(), SiteError> {
-    let mut stack = vec![from.join("tile"), from.join("blobs").join("sha256")];
+    let refused = |rel: &str, e: InDirError| {
+        SiteError::Io(format!("cannot read {}: {e}", from.join(rel).display()))
+    };
+    for rel in ["tile", "blobs", "blobs/sha256"] {
+        if std::fs::symlink_metadata(from.join(rel)).is_ok_and(|m| m.file_type().is_symlink()) {
+            let found = "a symbolic link";
+            return Err(refused(
+                rel,
+                InDirError::NotRegular {
+                    at: rel.into(),
+                    found,
+                },
+            ));
+        }
+    }
+    let mut stack = vec!["tile".to_string(), "blobs/sha256".to_string()];
     while let Some(dir) = stack.pop() {
-        let Ok(read) = std::fs::read_dir(&dir) else {
-            continue;
+        let read = match std::fs::read_dir(from.join(&dir)) {
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(refused(&dir, InDirError::Io(e))),
         };
-        for e in read.flatten() {
-            let path = e.path();
-            let rel = path.strip_prefix(from).expect("below the log directory");
+        for e in read {
+            let e = e.map_err(|err| refused(&dir, InDirError::Io(err)))?;
             let name = e.file_name();
-            if name.to_string_lossy().starts_with('.') {
-                continue;
-            }
+            let rel = format!("{dir}/{}", name.to_string_lossy());
+            let hidden = name.to_string_lossy().starts_with('.');
             let ty = e
                 .file_type()
-                .map_err(|err| SiteError::Io(err.to_string()))?;
-            if ty.is_dir() {
-                stack.push(path);
-            } else if ty.is_file() {
-                let bytes = std::fs::read(&path).map_err(|err| {
-                    SiteError::Io(format!("cannot read {}: {err}", path.display()))
-                })?;
-                out.put(&format!("log/{}", rel.display()), &bytes)?;
+                .map_err(|err| refused(&rel, InDirError::Io(err)))?;
+            if ty.is_dir() && !hidden {
+                stack.push(rel);
+            } else if !(hidden && (ty.is_dir() || ty.is_file())) {
+                let bytes = in_dir::read(from, &rel, MAX_LOG_FILE).map_err(|e| refused(&rel, e))?;
+                out.put(&format!("log/{rel}"), &bytes)?;
             }
         }
     }

@@ -77,7 +77,7 @@ impl Model {
         let store = Store::open(db)?;
         let origin = store.origin()?;
         let path = log.join(CHECKPOINT);
-        let bytes = pinlog_log::files::read_bounded(&path, pinlog_log::note::MAX_NOTE as u64)
+        let bytes = pinlog_log::in_dir::read(log, CHECKPOINT, pinlog_log::note::MAX_NOTE as u64)
             .map_err(|e| {
                 ModelError::Log(format!(
                     "cannot read {}: {e}; publish the log first",
@@ -181,6 +181,20 @@ impl Model {
             });
         }
         servers.sort_by(|a, b| a.id.cmp(&b.id));
+        // Slugs carry the whole digest of the identity; should two ever meet, one server's
+        // files would overwrite the other's, so nothing is built.
+        let mut issued: BTreeMap<&str, &ServerId> = BTreeMap::new();
+        for s in &servers {
+            if let Some(other) = issued.insert(&s.slug, &s.id) {
+                return Err(ModelError::Log(format!(
+                    "{} and {} would share the slug {}; refusing to write one's pages over the \
+                     other's",
+                    pinlog_core::render::quoted(other.as_str(), 128),
+                    pinlog_core::render::quoted(s.id.as_str(), 128),
+                    s.slug
+                )));
+            }
+        }
         let runs = crawl_runs(db);
         Ok(Model {
             origin,

@@ -1,6 +1,8 @@
 //! File names for servers: safe by construction, never a raw name. A slug is the server's kind,
-//! up to 48 characters of its name folded to `[a-z0-9-]`, and 10 hex digits of the SHA-256 of
-//! its whole identity, so two servers never share one however their names fold.
+//! up to 48 characters of its name folded to `[a-z0-9-]`, and the whole SHA-256 of its identity
+//! in hex: a shorter digest can be searched for a pair of names that share it (40 bits took
+//! minutes), and then one server's page, badge and feed would overwrite the other's. A slug is
+//! a function of the identity alone, so it never changes once published.
 
 use pinlog_core::{Digest, ServerId};
 
@@ -27,7 +29,7 @@ pub fn slug(id: &ServerId) -> String {
     if !last_dash {
         out.push('-');
     }
-    out.push_str(&Digest::of(id.as_str().as_bytes()).hex()[..10]);
+    out.push_str(&Digest::of(id.as_str().as_bytes()).hex());
     out
 }
 
@@ -56,6 +58,6 @@ mod tests {
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
             "{s}"
         );
-        assert!(s.len() <= 6 + 1 + 48 + 1 + 10 + 2);
+        assert!(s.len() <= 6 + 1 + 48 + 1 + 64 + 2);
     }
 }

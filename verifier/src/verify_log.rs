@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 use pinlog_core::Digest;
 use pinlog_log::entry::{Entry, EntryError, SurfaceSummary, Timestamp};
-use pinlog_log::files::{read_bounded, read_bounded_into, write_atomic};
+use pinlog_log::files::{read_bounded, write_atomic};
+use pinlog_log::in_dir::{self, InDirError};
 use pinlog_log::merkle::CompactRange;
 use pinlog_log::note::MAX_NOTE;
 use pinlog_log::tiles::{self, TileId, HEIGHT, MAX_ENTRY, WIDTH};
@@ -53,7 +54,7 @@ pub fn verify_log(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<Verified, VerifyError> {
     // No checkpoint means no log to check here, not a bad one.
-    let bytes = read_bounded(&dir.join("checkpoint"), MAX_NOTE as u64).map_err(|e| {
+    let bytes = in_dir::read(dir, "checkpoint", MAX_NOTE as u64).map_err(|e| {
         VerifyError::unreadable(
             Location::Checkpoint,
             format!("cannot read {}: {e}", dir.join("checkpoint").display()),
@@ -197,7 +198,7 @@ fn file(path: &str) -> Location {
 }
 
 /// Reads `dir/rel`, at most `max` bytes. A missing file is proof of a bad log at `at`; any
-/// other failure is an unreadable input.
+/// other failure (a link or a FIFO in place of the file included) is an unreadable input.
 fn read_file(dir: &Path, rel: &str, max: u64, at: Location) -> Result<Vec<u8>, VerifyError> {
     let mut buf = Vec::new();
     read_file_into(dir, rel, max, at, &mut buf)?;
@@ -212,12 +213,13 @@ fn read_file_into(
     at: Location,
     buf: &mut Vec<u8>,
 ) -> Result<(), VerifyError> {
-    read_bounded_into(&dir.join(rel), max, buf).map_err(|e| match e.kind() {
-        ErrorKind::NotFound => {
+    in_dir::read_into(dir, rel, max, buf).map_err(|e| match e {
+        InDirError::Missing => {
             VerifyError::bad(at, "missing", format!("{rel} is not in the directory"))
         }
-        ErrorKind::InvalidData => VerifyError::bad(at, "too-large", format!("{rel} is {e}")),
-        _ => VerifyError::unreadable(at, format!("cannot read {rel}: {e}")),
+        InDirError::TooLarge { .. } => VerifyError::bad(at, "too-large", format!("{rel} is {e}")),
+        InDirError::NotRegular { .. } => VerifyError::unreadable(at, e.to_string()),
+        InDirError::Io(_) => VerifyError::unreadable(at, format!("cannot read {rel}: {e}")),
     })
 }
 

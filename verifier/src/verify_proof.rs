@@ -4,7 +4,7 @@ use std::path::Path;
 
 use pinlog_log::checkpoint::Checkpoint;
 use pinlog_log::entry::Entry;
-use pinlog_log::files::read_bounded;
+use pinlog_log::in_dir;
 use pinlog_log::merkle::{self, verify_inclusion};
 use pinlog_log::note::MAX_NOTE;
 use pinlog_log::proof::Receipt;
@@ -100,7 +100,7 @@ pub fn verify_proof(
 /// names the same origin, covers the receipt's size, and its tiles give its own signed root (so
 /// the tiles checked against the receipt are the ones the copy's key signed).
 fn open_copy(dir: &Path, policy: &Policy, receipt: &Checkpoint) -> Result<TileReader, VerifyError> {
-    let bytes = read_bounded(&dir.join("checkpoint"), MAX_NOTE as u64).map_err(|e| {
+    let bytes = in_dir::read(dir, "checkpoint", MAX_NOTE as u64).map_err(|e| {
         VerifyError::unreadable(Location::Checkpoint, format!("{}: {e}", dir.display()))
     })?;
     let theirs = checkpoint::open(&bytes, policy, Location::Checkpoint)?.checkpoint;

@@ -64,6 +64,11 @@ struct Reorder<'a> {
 }
 
 impl<'a> CanonicalBuilder<'a> {
+    /// Room for `len` bytes of output.
+    pub(crate) fn reserve(&mut self, len: usize) {
+        self.out.reserve_exact(len);
+    }
+
     /// Forgets the previous document, keeping the buffers.
     pub(crate) fn reset(&mut self) {
         self.out.clear();
@@ -96,6 +101,17 @@ impl<'a> CanonicalBuilder<'a> {
             &mut self.ordered,
         );
         Ok(&self.ordered)
+    }
+
+    /// The canonical bytes of the document read, or its undecidable literals, as
+    /// [`result`](Self::result) gives them, without copying them out when they are already in
+    /// order.
+    pub(crate) fn into_result(mut self) -> Result<Vec<u8>, Undecidable> {
+        if self.undecidable.is_empty() && self.reorders.is_empty() {
+            return Ok(self.out);
+        }
+        self.result()?;
+        Ok(self.ordered)
     }
 
     /// What the top-level member `name` held, if the document was an object with one.

@@ -21,4 +21,5 @@ pub use error::{ReadError, Rule};
 pub use number::{to_f64, write_es, Undecidability};
 pub use pretty::write_pretty;
 pub use reader::{array_items, canonicalize, parse, ArrayItems, Limits, SecondPart, MAX_DEPTH};
+pub use scan::next_item_separator;
 pub use value::{Number, Object, Value};

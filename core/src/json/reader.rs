@@ -63,9 +63,11 @@ pub fn canonicalize(
 ) -> Result<Result<Vec<u8>, Undecidable>, ReadError> {
     let mut p = Parser::new(input, limits)?;
     let mut builder = CanonicalBuilder::default();
+    // Canonical input is as long as its canonical bytes: written without growing the buffer.
+    builder.reserve(input.len());
     p.drive(&mut builder, 0)?;
     p.end()?;
-    Ok(builder.result().map(<[u8]>::to_vec))
+    Ok(builder.into_result())
 }
 
 /// Reads a document that must be one top-level array, yielding its items one at a time.

@@ -42,7 +42,7 @@ fn stop_mask(word: u64) -> u64 {
 ///
 /// This follows strings and brackets only; it validates nothing. A caller must confirm the place
 /// by reading the items before it strictly.
-pub(crate) fn next_item_separator(bytes: &[u8], from: usize, at: usize) -> Option<usize> {
+pub fn next_item_separator(bytes: &[u8], from: usize, at: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = from;
     while let Some(&b) = bytes.get(i) {

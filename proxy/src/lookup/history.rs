@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use pinlog_core::json::{self, Limits, Value};
 use pinlog_core::{Digest, ServerId};
 use pinlog_log::entry::{Entry, Timestamp};
-use pinlog_log::files::read_bounded;
+use pinlog_log::in_dir;
 use pinlog_log::merkle::CompactRange;
 use pinlog_log::note::{VerifierKey, MAX_NOTE};
 use pinlog_log::tiles::{self, TileId, MAX_ENTRY, WIDTH};
@@ -142,9 +142,9 @@ pub fn load(config: &LogConfig) -> Result<LogIndex, LogProblem> {
             index: n,
             width,
         };
-        bytes.clear();
-        pinlog_log::files::read_bounded_into(
-            &config.dir.join(tile.path()),
+        in_dir::read_into(
+            &config.dir,
+            &tile.path(),
             WIDTH * (2 + MAX_ENTRY as u64),
             &mut bytes,
         )
@@ -195,7 +195,7 @@ pub fn load(config: &LogConfig) -> Result<LogIndex, LogProblem> {
 
 /// The checkpoint now in `dir`, as text, to compare with [`LogIndex::note`].
 pub fn current_note(dir: &Path) -> Option<String> {
-    read_bounded(&dir.join("checkpoint"), MAX_NOTE as u64)
+    in_dir::read(dir, "checkpoint", MAX_NOTE as u64)
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
@@ -241,8 +241,8 @@ impl LogIndex {
     }
 
     fn count(dir: &Path, entry: &EntryInfo) -> Option<Counts> {
-        let path = dir.join("blobs").join("sha256").join(entry.blob.hex());
-        let bytes = read_bounded(&path, MAX_BLOB).ok()?;
+        let rel = format!("blobs/sha256/{}", entry.blob.hex());
+        let bytes = in_dir::read(dir, &rel, MAX_BLOB).ok()?;
         if Digest::of(&bytes) != entry.blob {
             return None;
         }
