@@ -771,17 +771,13 @@ fn servers_whose_slugs_once_met_keep_their_own_pages() {
     // to 48 characters: slugs of 10 hex digits gave both one page, badge and feed.
     let a = "npm:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-1d7f3";
     let b = "npm:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-1ffaf4";
+    let prefix = "npm-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-";
     let version = |server, at, tools| Version {
         server,
         at,
         tools,
         instructions: None,
     };
-    let log = log_of(&[
-        version(a, "2026-11-01T00:00:00Z", r#"[{"name":"tool_of_a"}]"#),
-        version(b, "2026-11-02T00:00:00Z", r#"[{"name":"tool_of_b"}]"#),
-    ]);
-    ok(&log.build("2026-11-06T00:00:00Z"));
     let slugs = |log: &Log| -> Vec<(String, String)> {
         let api: serde_json::Value = serde_json::from_str(&log.read("api/servers.json")).unwrap();
         api.as_array()
@@ -795,8 +791,39 @@ fn servers_whose_slugs_once_met_keep_their_own_pages() {
             })
             .collect()
     };
+    let publish_another = |log: &Log, v: &Version| {
+        let mut store = Store::open(&log.path("log.db")).unwrap();
+        append(&mut store, v);
+        pinlog_log::publish::publish(&mut store, &log.key, &log.path("pub"), |_, _| {}).unwrap();
+    };
+
+    // The first of the pair is published alone, with a slug of 10 hex digits.
+    let log = log_of(&[version(
+        a,
+        "2026-11-01T00:00:00Z",
+        r#"[{"name":"tool_of_a"}]"#,
+    )]);
+    ok(&log.build("2026-11-06T00:00:00Z"));
+    let alone = slugs(&log);
+    assert_eq!(alone.len(), 1);
+    let slug_a = alone[0].1.clone();
+    assert!(
+        slug_a.starts_with(prefix) && slug_a.len() == prefix.len() + 10,
+        "{slug_a}"
+    );
+
+    // The second arrives: the first keeps its slug, the second gets its own.
+    publish_another(
+        &log,
+        &version(b, "2026-11-02T00:00:00Z", r#"[{"name":"tool_of_b"}]"#),
+    );
+    ok(&log.build("2026-11-06T00:00:00Z"));
     let first = slugs(&log);
     assert_eq!(first.len(), 2);
+    assert!(
+        first.contains(&(a.to_string(), slug_a.clone())),
+        "{first:?}"
+    );
     assert_ne!(first[0].1, first[1].1);
     for dir in ["servers", "badge", "feed"] {
         assert_eq!(
@@ -821,13 +848,10 @@ fn servers_whose_slugs_once_met_keep_their_own_pages() {
     }
 
     // Published URLs stay: a later build with another server moves neither.
-    let mut store = Store::open(&log.path("log.db")).unwrap();
-    append(
-        &mut store,
+    publish_another(
+        &log,
         &version("npm:aaaa", "2026-11-03T00:00:00Z", r#"[{"name":"x"}]"#),
     );
-    pinlog_log::publish::publish(&mut store, &log.key, &log.path("pub"), |_, _| {}).unwrap();
-    drop(store);
     ok(&log.build("2026-11-06T00:00:00Z"));
     let again = slugs(&log);
     assert_eq!(again.len(), 3);

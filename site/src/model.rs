@@ -14,7 +14,7 @@ use pinlog_log::note::{Note, VerifierKey};
 use pinlog_log::publish::CHECKPOINT;
 use pinlog_log::store::{Liveness, Store, StoreError};
 
-use crate::slug::slug;
+use crate::slug::{long_slug, slug};
 use crate::tree::Tree;
 
 /// One published entry.
@@ -165,7 +165,7 @@ impl Model {
                 published_liveness(&mut live, last);
             }
             servers.push(Server {
-                slug: slug(&id),
+                slug: String::new(),
                 id,
                 live,
                 records: mine,
@@ -174,27 +174,14 @@ impl Model {
         // An entry whose server has no liveness row (a log appended by hand) still has a page.
         for (id, records) in by_server {
             servers.push(Server {
-                slug: slug(&id),
+                slug: String::new(),
                 id,
                 live: Liveness::default(),
                 records,
             });
         }
+        issue_slugs(&mut servers, &records)?;
         servers.sort_by(|a, b| a.id.cmp(&b.id));
-        // Slugs carry the whole digest of the identity; should two ever meet, one server's
-        // files would overwrite the other's, so nothing is built.
-        let mut issued: BTreeMap<&str, &ServerId> = BTreeMap::new();
-        for s in &servers {
-            if let Some(other) = issued.insert(&s.slug, &s.id) {
-                return Err(ModelError::Log(format!(
-                    "{} and {} would share the slug {}; refusing to write one's pages over the \
-                     other's",
-                    pinlog_core::render::quoted(other.as_str(), 128),
-                    pinlog_core::render::quoted(s.id.as_str(), 128),
-                    s.slug
-                )));
-            }
-        }
         let runs = crawl_runs(db);
         Ok(Model {
             origin,
@@ -256,4 +243,46 @@ fn crawl_runs(db: &Path) -> Vec<String> {
     stmt.query_map([], |r| r.get(0))
         .map(|rows| rows.filter_map(Result::ok).collect())
         .unwrap_or_default()
+}
+
+/// Gives each server its slug. Servers are taken in the order they were first seen (the store's
+/// `first_seen`, else the time of the server's first entry; then by identity): each gets its short
+/// slug unless a server taken before holds it, and then its long one. A server seen later can
+/// never take a slug from one seen before, so a published slug never changes; should even the
+/// long one be held, nothing is built rather than one server's files written over another's.
+fn issue_slugs(servers: &mut [Server], records: &[Record]) -> Result<(), ModelError> {
+    let first_seen = |s: &Server| -> String {
+        s.live.first_seen.clone().unwrap_or_else(|| {
+            s.records
+                .first()
+                .map(|&i| records[i].entry.observed_at.to_string())
+                .unwrap_or_default()
+        })
+    };
+    let mut order: Vec<(String, usize)> = servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (first_seen(s), i))
+        .collect();
+    order.sort_by(|(ta, a), (tb, b)| ta.cmp(tb).then_with(|| servers[*a].id.cmp(&servers[*b].id)));
+    let mut issued: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, i) in order {
+        let id = &servers[i].id;
+        let Some(free) = [slug(id), long_slug(id)]
+            .into_iter()
+            .find(|s| !issued.contains_key(s))
+        else {
+            let other = issued[&long_slug(id)];
+            return Err(ModelError::Log(format!(
+                "{} and {} would share the slug {}; refusing to write one's pages over the \
+                 other's",
+                pinlog_core::render::quoted(servers[other].id.as_str(), 128),
+                pinlog_core::render::quoted(id.as_str(), 128),
+                long_slug(id)
+            )));
+        };
+        issued.insert(free.clone(), i);
+        servers[i].slug = free;
+    }
+    Ok(())
 }

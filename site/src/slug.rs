@@ -1,12 +1,23 @@
 //! File names for servers: safe by construction, never a raw name. A slug is the server's kind,
-//! up to 48 characters of its name folded to `[a-z0-9-]`, and the whole SHA-256 of its identity
-//! in hex: a shorter digest can be searched for a pair of names that share it (40 bits took
-//! minutes), and then one server's page, badge and feed would overwrite the other's. A slug is
-//! a function of the identity alone, so it never changes once published.
+//! up to 48 characters of its name folded to `[a-z0-9-]`, and hex digits of the SHA-256 of its
+//! whole identity: 10 of them ([`slug`]), or all 64 ([`long_slug`]) for a server whose short
+//! slug another server already holds. Ten digits can be searched for a pair of names that share
+//! them (40 bits take minutes); a whole digest cannot. [`crate::model`] decides which a server
+//! gets, so that a published slug never changes.
 
 use pinlog_core::{Digest, ServerId};
 
+/// The short slug: what every server gets unless another holds it already.
 pub fn slug(id: &ServerId) -> String {
+    with_digest(id, 10)
+}
+
+/// The slug of a server whose short slug another server holds.
+pub fn long_slug(id: &ServerId) -> String {
+    with_digest(id, 64)
+}
+
+fn with_digest(id: &ServerId, hex_digits: usize) -> String {
     let mut out = String::from(id.kind().prefix());
     out.push('-');
     let mut last_dash = true;
@@ -29,7 +40,7 @@ pub fn slug(id: &ServerId) -> String {
     if !last_dash {
         out.push('-');
     }
-    out.push_str(&Digest::of(id.as_str().as_bytes()).hex());
+    out.push_str(&Digest::of(id.as_str().as_bytes()).hex()[..hex_digits]);
     out
 }
 
@@ -51,6 +62,11 @@ mod tests {
             "{sa}"
         );
         assert_ne!(sa, sb);
+        assert_eq!(
+            sa.len(),
+            "npm-modelcontextprotocol-server-everything-".len() + 10
+        );
+        assert!(long_slug(&a).starts_with(&sa) && long_slug(&a).len() == sa.len() + 54);
         let hostile: ServerId = "remote:https://x.example/<script>/../..".parse().unwrap();
         let s = slug(&hostile);
         assert!(
