@@ -190,3 +190,34 @@ fn one_unreadable_server_fails_the_whole_export_and_writes_nothing() {
         text(&o.stderr)
     );
 }
+
+/// A server that answers a listing with a message that is both a request and an answer (the
+/// changed tool under the listing's id) is refused as not strict JSON-RPC, not answered as a
+/// request while the reading waits.
+#[test]
+fn a_server_message_that_is_both_request_and_answer_fails_the_export() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = write_config(
+        tmp.path(),
+        serde_json::json!({
+            "hybrid": {"command": installed(".ci/venv/bin/python"), "args": [installed("mcp/tests/fixtures/scripted_server.py"), "hybrid"]},
+        }),
+    );
+    let out = tmp.path().join("manifest.json");
+    let started = std::time::Instant::now();
+    let o = pinlog(
+        &["export", "-config", &config, "-o", out.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("error: server \"hybrid\" could not be read")
+            && err.contains("\"method\" beside \"result\" or \"error\""),
+        "{err}"
+    );
+    assert!(!err.contains("Changed: first send"), "{err}");
+    assert!(!out.exists());
+    // Refused when read, not after the reading's deadline.
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}

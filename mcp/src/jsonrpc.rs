@@ -58,6 +58,13 @@ pub fn read(bytes: &[u8], max: usize) -> Result<Incoming, WireError> {
             "the message does not say \"jsonrpc\": \"2.0\"".into(),
         ));
     }
+    // A message that is both a request and an answer is neither: taken for either, it would
+    // pass on what the other reading never checked.
+    if o.get("method").is_some() && (o.get("result").is_some() || o.get("error").is_some()) {
+        return Err(WireError::Malformed(
+            "a message holds \"method\" beside \"result\" or \"error\"".into(),
+        ));
+    }
     let method = o.get("method").map(|m| {
         m.as_str()
             .map(str::to_string)
@@ -250,6 +257,8 @@ mod tests {
             br#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
             br#"{"id":1,"result":{}}"#,
             br#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x/y","result":{"tools":[]}}"#,
+            br#"{"jsonrpc":"2.0","method":"x/y","error":{"code":1,"message":"x"}}"#,
             br#"{"jsonrpc":"2.0","id":1}"#,
             br#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"y"}}"#,
             br#"{"jsonrpc":"2.0"}"#,
