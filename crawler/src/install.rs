@@ -48,17 +48,10 @@ pub struct Installed {
     pub binds: Vec<Bind>,
 }
 
-/// What of the operator's environment an installer keeps: where to find programs, and how this
-/// machine reaches the network (which certificate authorities it trusts, which proxy it uses).
-const KEPT_ENV: [&str; 15] = [
+/// What of the operator's environment an installer keeps beside [`CA_ENV`]: where to find
+/// programs, and how this machine reaches the network (which proxy it uses, how long it waits).
+const KEPT_ENV: [&str; 8] = [
     "PATH",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "NODE_EXTRA_CA_CERTS",
-    "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE",
-    "PIP_CERT",
-    "GIT_SSL_CAINFO",
     "HTTPS_PROXY",
     "https_proxy",
     "HTTP_PROXY",
@@ -115,7 +108,8 @@ const NETWORK_ETC: [&str; 4] = [
     "/etc/nsswitch.conf",
     "/etc/gai.conf",
 ];
-/// The variables of [`KEPT_ENV`] that name certificate files or directories.
+/// The variables an installer keeps that name the certificate authorities this machine trusts:
+/// files or directories.
 const CA_ENV: [&str; 7] = [
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
@@ -202,11 +196,12 @@ fn installer_home(tools: &Installers, jail: Option<&Jail>) -> (PathBuf, PathBuf)
     }
 }
 
-/// Sets the environment an installer runs with: [`KEPT_ENV`] of the operator's, and nothing
-/// else of theirs: no home, no user configuration (where registry tokens live), no SSH agent.
+/// Sets the environment an installer runs with: [`KEPT_ENV`] and [`CA_ENV`] of the operator's,
+/// and nothing else of theirs: no home, no user configuration (where registry tokens live), no
+/// SSH agent.
 fn installer_env(cmd: &mut Command, (home, user_rc): &(PathBuf, PathBuf)) {
     cmd.env_clear();
-    for name in KEPT_ENV {
+    for name in KEPT_ENV.into_iter().chain(CA_ENV) {
         if let Some(v) = std::env::var_os(name) {
             cmd.env(name, v);
         }
