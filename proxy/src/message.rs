@@ -184,19 +184,17 @@ pub fn response(id: &Id, result: &Value<'_>) -> Vec<u8> {
 /// A request as the server sees it: the client's method and parameters under an id of the
 /// proxy's, as one line.
 pub fn forwarded(id: &Id, method: &str, params: Option<&Value<'_>>) -> Vec<u8> {
-    let mut out = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":", id.0).into_bytes();
-    json::write_string(&mut out, method);
-    if let Some(p) = params {
-        out.extend_from_slice(b",\"params\":");
-        write_as_served(p, &mut out);
-    }
-    out.extend_from_slice(b"}\n");
-    out
+    let head = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":", id.0).into_bytes();
+    with_method(head, method, params)
 }
 
 /// A notification, as one line.
 pub fn notification(method: &str, params: Option<&Value<'_>>) -> Vec<u8> {
-    let mut out = b"{\"jsonrpc\":\"2.0\",\"method\":".to_vec();
+    with_method(b"{\"jsonrpc\":\"2.0\",\"method\":".to_vec(), method, params)
+}
+
+/// `out`, the members before the method's value, then the method and the params, as one line.
+fn with_method(mut out: Vec<u8>, method: &str, params: Option<&Value<'_>>) -> Vec<u8> {
     json::write_string(&mut out, method);
     if let Some(p) = params {
         out.extend_from_slice(b",\"params\":");
