@@ -6,8 +6,8 @@ use std::path::Path;
 
 use pinlog_core::render;
 
-use crate::exit::Failure;
 use crate::InputArgs;
+use pinlog_core::exit::Failure;
 
 /// How text from outside is rendered in messages.
 #[derive(Clone, Copy)]
@@ -64,7 +64,7 @@ fn read_bounded(r: impl Read, limit: u64, buf: &mut Vec<u8>) -> Result<(), Strin
 
 /// Writes `bytes` to `path` whole or not at all: a temporary file beside it, then a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    pinlog_log::files::write_atomic(path, bytes)
+    pinlog_core::files::write_atomic(path, bytes)
         .map_err(|e| Failure::unreadable(format!("cannot write {}: {e}", path.display())))
 }
 
@@ -76,4 +76,9 @@ pub fn stdout_is_terminal() -> bool {
 /// Standard output, buffered; the caller flushes it and reports a failure.
 pub fn stdout_buffered() -> io::BufWriter<io::StdoutLock<'static>> {
     io::BufWriter::with_capacity(1 << 16, io::stdout().lock())
+}
+
+/// Standard output could not be written (a closed pipe, a full disk).
+pub fn stdout_failed(e: io::Error) -> Failure {
+    Failure::unreadable(format!("cannot write to standard output: {e}"))
 }

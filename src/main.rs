@@ -1,7 +1,7 @@
 //! The `pinlog` command line: parses arguments, calls a crate, renders the result, exits.
 
 mod cmd;
-mod exit;
+
 mod io;
 
 use std::path::PathBuf;
@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use pinlog_core::json::Limits;
 use pinlog_crawler::limits::Limits as CrawlLimits;
+use pinlog_gate::commands as gate;
 
 use crate::io::Render;
 
@@ -80,7 +81,7 @@ enum Command {
     /// scoped manifest replaces only its servers. A signature beside the lockfile is never
     /// removed; lock says when it no longer matches. See docs/GATE.md. Flags may also be written
     /// with one dash.
-    Lock(pinlog_verifier::gate::cli::LockArgs),
+    Lock(pinlog_gate::cli::LockArgs),
     /// Check a manifest against the lockfile: the gate for CI and for every start
     ///
     /// Exit 0: every gated policy holds. 1: a departure from the approved surface was proven. 2:
@@ -90,14 +91,14 @@ enum Command {
     /// -pubkey is given. 1 outranks 3. The text report renders every served string safe; -format
     /// json carries values as served; -format sarif is SARIF 2.1.0 for code scanning. See
     /// docs/GATE.md. Flags may also be written with one dash (-lock, -fail-on, -pubkey, ...).
-    Verify(pinlog_verifier::gate::cli::VerifyArgs),
+    Verify(pinlog_gate::cli::VerifyArgs),
     /// Make an Ed25519 key pair for signing lockfiles: FILE (PKCS#8 PEM) and FILE.pub (SPKI PEM)
-    Key(pinlog_verifier::gate::cli::KeyArgs),
+    Key(pinlog_gate::cli::KeyArgs),
     /// Sign a lockfile: writes LOCK.sig, a detached Ed25519 envelope over its canonical form
     ///
     /// Re-indenting the lockfile keeps the signature valid; changing any value breaks it. Keys
     /// from `pinlog key` or `openssl genpkey -algorithm ed25519` work. See docs/GATE.md.
-    Sign(pinlog_verifier::gate::cli::SignArgs),
+    Sign(pinlog_gate::cli::SignArgs),
     /// Run an MCP server behind a proxy that holds every client byte until its surface matches
     ///
     /// Starts the server after -- (or, with --listen and --upstream, serves Streamable HTTP on a
@@ -563,9 +564,9 @@ fn one_dash_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ff
     ];
     let args: Vec<_> = args.collect();
     match args.get(1).and_then(|a| a.to_str()) {
-        Some("export") => pinlog_verifier::gate::cli::one_dash(args, EXPORT),
-        Some(command) => match pinlog_verifier::gate::cli::flags_of(command) {
-            Some(flags) => pinlog_verifier::gate::cli::one_dash(args, flags),
+        Some("export") => pinlog_gate::cli::one_dash(args, EXPORT),
+        Some(command) => match pinlog_gate::cli::flags_of(command) {
+            Some(flags) => pinlog_gate::cli::one_dash(args, flags),
             None => args,
         },
         None => args,
@@ -666,7 +667,10 @@ fn main() -> ExitCode {
             };
             (Render { ascii: false }, outcome)
         }
-        Command::VerifyLog(args) => return ExitCode::from(pinlog_verifier::cli::run(args)),
+        Command::VerifyLog(args) => (
+            Render { ascii: false },
+            pinlog_verifier::command::verify_log_command(&args.options()),
+        ),
         Command::Proxy(args) => return ExitCode::from(pinlog_proxy::cli::proxy(args)),
         Command::Pins(args) => return ExitCode::from(pinlog_proxy::cli::pins(args)),
         Command::Review(args) => return ExitCode::from(pinlog_proxy::cli::review(args)),
@@ -678,11 +682,13 @@ fn main() -> ExitCode {
         Command::Demo(args) => return ExitCode::from(pinlog_proxy::demo::demo(args)),
         Command::Lookup(args) => return ExitCode::from(pinlog_proxy::lookup::cli::lookup(args)),
         Command::Policy(args) => return ExitCode::from(pinlog_proxy::policy::cli::policy(args)),
-        Command::Lock(args) if args.check => (Render { ascii: false }, cmd::lock_check::run(args)),
-        Command::Lock(args) => return ExitCode::from(pinlog_verifier::gate::cli::lock(args)),
-        Command::Verify(args) => return ExitCode::from(pinlog_verifier::gate::cli::verify(args)),
-        Command::Key(args) => return ExitCode::from(pinlog_verifier::gate::cli::key(args)),
-        Command::Sign(args) => return ExitCode::from(pinlog_verifier::gate::cli::sign(args)),
+        Command::Lock(args) => match args.options() {
+            Some(options) => (Render { ascii: false }, gate::lock(&options)),
+            None => (Render { ascii: false }, cmd::lock_check::run(args)),
+        },
+        Command::Verify(args) => (Render { ascii: false }, gate::verify(&args.options())),
+        Command::Key(args) => (Render { ascii: false }, gate::key(&args.output)),
+        Command::Sign(args) => (Render { ascii: false }, gate::sign(&args.lock, &args.key)),
         Command::Probe(args) => (Render { ascii: false }, cmd::probe::run(args)),
         Command::Export(args) => (Render { ascii: false }, cmd::export::run(args)),
         Command::Crawl(args) => (Render { ascii: false }, cmd::crawl::run(*args)),

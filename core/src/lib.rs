@@ -4,9 +4,13 @@
 //! so that a digest computed by the crawler, the verifier and the proxy is the same digest. The
 //! rules are written down, with vectors, in `docs/SPEC-digest.md`.
 
+pub mod clock;
+pub mod data_dir;
 pub mod diff;
 pub mod digest;
 mod emoji;
+pub mod exit;
+pub mod files;
 pub mod format;
 pub mod json;
 pub mod labels;

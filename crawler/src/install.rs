@@ -721,7 +721,7 @@ fn python_library(python: &Path) -> Result<Vec<Bind>, String> {
 }
 
 fn read_json(path: &Path) -> Result<Value<'static>, String> {
-    let bytes = pinlog_log::files::read_bounded(path, 64 << 20)
+    let bytes = pinlog_core::files::read_bounded(path, 64 << 20)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     json::parse(&bytes, Limits::default())
         .map(Value::into_owned)

@@ -206,7 +206,7 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
     let mut store = open_store(&c.db, &c.origin)?;
     let mut records = Records::open(&c.db)?;
     let mut summary = Summary {
-        started: pinlog_mcp::probe::now(),
+        started: pinlog_core::clock::now(),
         ..Summary::default()
     };
     summary.run = records.start_run(&summary.started)?;
@@ -223,7 +223,7 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
             records.record(&LookRow {
                 run: summary.run,
                 server: cand.id.to_string(),
-                at: pinlog_mcp::probe::now(),
+                at: pinlog_core::clock::now(),
                 outcome: Reason::OptOut.as_str().into(),
                 exit_code: None,
                 detail: Some(format!("named in {}", c.optout.display())),
@@ -291,7 +291,7 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
     })?;
     summary.ok = summary.new + summary.changed + summary.unchanged;
     summary.log_size = store.size()?;
-    summary.finished = pinlog_mcp::probe::now();
+    summary.finished = pinlog_core::clock::now();
     records.finish_run(summary.run, &summary.finished, &summary.to_json())?;
     Ok(summary)
 }
@@ -341,7 +341,7 @@ fn settle(
     cand: &Candidate,
     look: Look,
 ) -> Result<Reported, CrawlError> {
-    let mut at = pinlog_mcp::probe::now();
+    let mut at = pinlog_core::clock::now();
     let mut ts = Timestamp::parse(&at).expect("now() writes the entry time format");
     // A clock stepped back must not make the entry unappendable: time in the log never goes back.
     if let Some(last) = store.last_observed_at()? {

@@ -13,52 +13,7 @@ use crate::tiles::MAX_ENTRY;
 /// The entry format version written in `v`.
 pub const VERSION: u64 = 1;
 
-/// A time written `YYYY-MM-DDTHH:MM:SSZ` (UTC, whole seconds): its text order is its time order.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Timestamp(String);
-
-impl Timestamp {
-    pub fn parse(s: &str) -> Option<Timestamp> {
-        let b = s.as_bytes();
-        let digits = |r: std::ops::Range<usize>| -> Option<u32> {
-            b[r].iter().try_fold(0u32, |acc, &c| {
-                c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
-            })
-        };
-        let shape = b.len() == 20
-            && b[4] == b'-'
-            && b[7] == b'-'
-            && b[10] == b'T'
-            && b[13] == b':'
-            && b[16] == b':'
-            && b[19] == b'Z';
-        if !shape {
-            return None;
-        }
-        let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
-        let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-        let days = match month {
-            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-            4 | 6 | 9 | 11 => 30,
-            2 if leap => 29,
-            2 => 28,
-            _ => return None,
-        };
-        let ok = year >= 1970 && day >= 1 && day <= days && hour < 24 && minute < 60 && second < 60;
-        ok.then(|| Timestamp(s.to_string()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for Timestamp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+pub use pinlog_core::clock::Timestamp;
 
 /// The server's entry before this one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

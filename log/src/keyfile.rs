@@ -1,11 +1,12 @@
 //! The log's signing key on disk: one line, `PRIVATE+KEY+<origin>+<hex8>+<base64>`, mode 0600.
 
+use pinlog_core::exit::Failure;
 use std::fmt;
 use std::io::Write;
 use std::path::Path;
 
-use crate::files::read_bounded;
 use crate::note::SignerKey;
+use pinlog_core::files::read_bounded;
 
 /// Why the key could not be had.
 #[derive(Debug)]
@@ -28,6 +29,12 @@ impl fmt::Display for KeyFileError {
 }
 
 impl std::error::Error for KeyFileError {}
+
+impl From<KeyFileError> for Failure {
+    fn from(e: KeyFileError) -> Self {
+        Failure::unreadable(e.to_string())
+    }
+}
 
 /// Reads the signing key in `path`.
 pub fn load(path: &Path) -> Result<SignerKey, KeyFileError> {

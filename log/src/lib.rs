@@ -4,7 +4,6 @@
 pub mod checkpoint;
 pub mod cosignature;
 pub mod entry;
-pub mod files;
 pub mod hash;
 pub mod in_dir;
 pub mod keyfile;

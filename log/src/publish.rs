@@ -5,11 +5,11 @@
 //! tile it needs. Before signing, the new tree is checked to extend both the last checkpoint the
 //! store signed and the one the directory serves, so the log never signs a fork of itself.
 
+use pinlog_core::exit::Failure;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::checkpoint::Checkpoint;
-use crate::files::{sync_dir, sync_filesystem, write_atomic, write_atomic_unsynced};
 use crate::hash::Hash;
 use crate::in_dir::{self, InDirError};
 use crate::merkle::{self, CompactRange};
@@ -18,6 +18,7 @@ use crate::proof::Receipt;
 use crate::store::{SignedCheckpoint, Store, StoreError};
 use crate::tile_reader::{TileReadError, TileReader};
 use crate::tiles::{self, TileId, HEIGHT, WIDTH};
+use pinlog_core::files::{sync_dir, sync_filesystem, write_atomic, write_atomic_unsynced};
 
 /// Why publishing or proving stopped.
 #[derive(Debug)]
@@ -39,6 +40,16 @@ pub enum PublishError {
     Tile(TileReadError),
     /// No receipt can be made: the index is outside the log, or the directory is not a log.
     CannotProve(String),
+}
+
+impl From<PublishError> for Failure {
+    fn from(e: PublishError) -> Self {
+        match e {
+            // The store and the directory disagree about what was signed: proven, not unreadable.
+            PublishError::Refused(m) => Failure::bad(m),
+            other => Failure::unreadable(other.to_string()),
+        }
+    }
 }
 
 impl fmt::Display for PublishError {

@@ -5,6 +5,7 @@
 //! against it and writes it, so two appenders in two processes are put in order by SQLite and
 //! neither's entry is lost or misnumbered.
 
+use pinlog_core::exit::Failure;
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
@@ -603,4 +604,10 @@ fn append_in(
         params![entry.server.as_str(), at, index],
     )?;
     Ok(())
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        Failure::unreadable(e.to_string())
+    }
 }

@@ -104,7 +104,7 @@ pub fn export(
     Ok(Manifest {
         protocol_version: options.revision.map_or("auto", |r| r.as_str()).to_string(),
         complete: read.iter().all(|(_, s)| s.complete),
-        captured_at: probe::now(),
+        captured_at: pinlog_core::clock::now(),
         captured_by: probe::captured_by(),
         scope: (!only.is_empty()).then_some(scope),
         servers: read

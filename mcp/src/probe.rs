@@ -1,7 +1,7 @@
 //! One whole look at one server: start it, read its surface, end it, and say what it wrote on
 //! standard error whatever happened. A blocking entry point for callers without a runtime.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use pinlog_core::manifest::{Manifest, ManifestServer};
 
@@ -239,18 +239,13 @@ async fn session(
     }
 }
 
-/// The current time as a manifest writes it.
-pub fn now() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-}
-
 /// A manifest of one server's surface; `asked` is the revision asked for (`None` for auto, when
 /// the one the session ran under stands in).
 pub fn manifest(id: &str, surface: Surface, asked: Option<Revision>) -> Manifest<'static> {
     Manifest {
         protocol_version: asked.unwrap_or(surface.revision).as_str().to_string(),
         complete: surface.complete,
-        captured_at: now(),
+        captured_at: pinlog_core::clock::now(),
         captured_by: captured_by(),
         scope: None,
         servers: vec![manifest_server(id.to_string(), surface)],

@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 use pinlog_core::lockfile::Lockfile;
 use pinlog_core::manifest::{Manifest, ManifestServer};
 use pinlog_core::Value;
-use pinlog_verifier::gate::compare::compare;
-use pinlog_verifier::gate::report_text::render_findings;
-use pinlog_verifier::gate::{Finding, Kind, Policy, Subject};
+use pinlog_gate::compare::compare;
+use pinlog_gate::report_text::render_findings;
+use pinlog_gate::{Finding, Kind, Policy, Subject};
 
 /// What a server serves, as the proxy read it.
 #[derive(Debug, Clone, Default)]
@@ -26,7 +26,7 @@ impl Served {
             protocol_version: self.protocol_version.clone(),
             // Read once: a missing item is unseen, which the proxy also takes for drift.
             complete: false,
-            captured_at: pinlog_mcp::probe::now(),
+            captured_at: pinlog_core::clock::now(),
             captured_by: format!("pinlog-proxy/{}", env!("CARGO_PKG_VERSION")),
             scope: Some(vec![id.to_string()]),
             servers: vec![ManifestServer {

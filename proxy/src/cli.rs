@@ -142,7 +142,7 @@ fn run_proxy(args: ProxyArgs) -> Result<u8, (u8, String)> {
         .map_err(|e| (EXIT_UNREADABLE, format!("cannot start the runtime: {e}")))?;
     let ended = match &args.lock {
         Some(path) => {
-            let lock = pinlog_log::files::read_bounded(path, 64 << 20).map_err(|e| {
+            let lock = pinlog_core::files::read_bounded(path, 64 << 20).map_err(|e| {
                 (
                     EXIT_UNREADABLE,
                     format!("cannot read the lockfile {}: {e}", path.display()),

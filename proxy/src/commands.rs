@@ -9,8 +9,8 @@ use std::fmt::{self, Write};
 
 use pinlog_core::manifest::Manifest;
 use pinlog_core::render::{quoted, safe, safe_ascii};
-use pinlog_verifier::gate::report_text::render;
-use pinlog_verifier::gate::{Gate, Inputs, Report, SignatureState};
+use pinlog_gate::report_text::render;
+use pinlog_gate::{Gate, Inputs, Report, SignatureState};
 
 use crate::store::{Pinned, ServerKey, Store, StoreError};
 

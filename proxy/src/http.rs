@@ -107,7 +107,7 @@ pub fn run_cli(args: &ProxyArgs, upstream: &str) -> Result<u8, (u8, String)> {
     let lock = match &args.lock {
         None => None,
         Some(path) => {
-            let bytes = pinlog_log::files::read_bounded(path, 64 << 20).map_err(|e| {
+            let bytes = pinlog_core::files::read_bounded(path, 64 << 20).map_err(|e| {
                 (
                     4,
                     format!("cannot read the lockfile {}: {e}", path.display()),

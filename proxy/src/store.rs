@@ -24,8 +24,8 @@ use pinlog_core::lockfile::{InstructionsPin, Lockfile};
 use pinlog_core::manifest::{Manifest, ManifestServer};
 use pinlog_core::render::quoted;
 use pinlog_core::Digest;
+use pinlog_gate::lock::{approve as approve_lock, Approval};
 use pinlog_log::Hash;
-use pinlog_verifier::gate::lock::{approve as approve_lock, Approval};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction};
 use rusqlite::{Row, TransactionBehavior};
 
@@ -235,7 +235,7 @@ pub struct Store {
 }
 
 fn now() -> String {
-    pinlog_mcp::probe::now()
+    pinlog_core::clock::now()
 }
 
 fn io_error(what: &str, path: &Path, e: io::Error) -> StoreError {
@@ -423,28 +423,10 @@ fn with_tools<'a>(
 }
 
 impl Store {
-    /// Where pins live: `PINLOG_HOME`, else `$XDG_DATA_HOME/pinlog`, else
-    /// `$HOME/.local/share/pinlog` (else `%LOCALAPPDATA%\pinlog`).
+    /// Where pins live: pinlog's data directory ([`pinlog_core::data_dir`]).
     pub fn home() -> Result<PathBuf, StoreError> {
-        let var = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        if let Some(home) = var("PINLOG_HOME") {
-            return Ok(home);
-        }
-        // The XDG spec says to ignore a relative path.
-        if let Some(data) = var("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
-            return Ok(data.join("pinlog"));
-        }
-        if let Some(home) = var("HOME") {
-            return Ok(home.join(".local").join("share").join("pinlog"));
-        }
-        if let Some(data) = var("LOCALAPPDATA") {
-            return Ok(data.join("pinlog"));
-        }
-        Err(StoreError::Io("no data directory: set PINLOG_HOME".into()))
+        pinlog_core::data_dir::data_dir()
+            .ok_or_else(|| StoreError::Io("no data directory: set PINLOG_HOME".into()))
     }
 
     /// Opens the store in `home`, creating it (and `home`, mode 0700) if it does not exist.

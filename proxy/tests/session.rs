@@ -6,8 +6,8 @@
 
 use pinlog_core::lockfile::Lockfile;
 use pinlog_core::manifest::Manifest;
+use pinlog_gate::lock::{approve, Approval};
 use pinlog_proxy::session::{code, Action, OnDrift, Outcome, Pins, Session};
-use pinlog_verifier::gate::lock::{approve, Approval};
 use serde_json::{json, Value as J};
 
 /// Pins in memory: a lockfile's bytes, as the store keeps them.

@@ -8,9 +8,9 @@ use std::time::SystemTime;
 
 use askama::Template;
 use base64::Engine;
+use pinlog_core::files::write_atomic_unsynced;
 use pinlog_core::json::{self, Limits, Value};
 use pinlog_core::{render, Digest};
-use pinlog_log::files::write_atomic_unsynced;
 use pinlog_log::in_dir::{self, InDirError};
 use pinlog_log::proof::Receipt;
 use pinlog_log::store::Store;

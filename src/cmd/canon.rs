@@ -4,9 +4,9 @@ use std::io::Write;
 
 use pinlog_core::json;
 
-use crate::exit::{Exit, Failure};
 use crate::io::{self, Render};
 use crate::CanonArgs;
+use pinlog_core::exit::{Exit, Failure};
 
 pub fn run(args: CanonArgs, render: Render) -> Result<Exit, Failure> {
     let input = io::read_input(&args.input)?;
@@ -21,9 +21,9 @@ pub fn run(args: CanonArgs, render: Render) -> Result<Exit, Failure> {
                     "note: characters written as <U+XXXX> for the terminal; pipe the output or use -o for the exact bytes"
                 );
             }
-            write_all(shown.as_bytes())?;
+            write_all(shown.as_bytes()).map_err(crate::io::stdout_failed)?;
         }
-        None => write_all(&canonical)?,
+        None => write_all(&canonical).map_err(crate::io::stdout_failed)?,
     }
     Ok(Exit::Ok)
 }

@@ -21,9 +21,9 @@ use pinlog_log::publish;
 use pinlog_log::store::Store;
 use pinlog_mcp::guard::NetGuard;
 
-use crate::exit::{Exit, Failure};
 use crate::io;
 use crate::CrawlArgs;
+use pinlog_core::exit::{Exit, Failure};
 
 pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
     let when = args
@@ -260,7 +260,7 @@ impl Observer for Progress {
         } else {
             eprintln!(
                 "at={} event=planned candidates={} planned={planned}",
-                pinlog_mcp::probe::now(),
+                pinlog_core::clock::now(),
                 d.candidates.len()
             );
         }
@@ -273,7 +273,7 @@ impl Observer for Progress {
         };
         let line = format!(
             "at={} event=looked server={} outcome={} version={} labels={} took_ms={} detail={detail}",
-            pinlog_mcp::probe::now(),
+            pinlog_core::clock::now(),
             value(r.server.as_str()),
             r.verdict.token(),
             r.version.as_deref().map_or("-".to_string(), value),

@@ -5,22 +5,22 @@ use std::io::Write;
 use pinlog_core::digest::{Digest, Listing};
 use pinlog_core::json;
 
-use crate::exit::{Exit, Failure};
 use crate::io::{self, Render};
 use crate::DigestArgs;
+use pinlog_core::exit::{Exit, Failure};
 
 pub fn run(args: DigestArgs, render: Render) -> Result<Exit, Failure> {
     let input = io::read_input(&args.input)?;
     let mut out = io::stdout_buffered();
     let exit = if args.listing {
         let listing = Listing::read(&input, args.input.limits())?;
-        write_listing(&mut out, &listing, render)?
+        write_listing(&mut out, &listing, render).map_err(crate::io::stdout_failed)?
     } else {
         let canonical = json::canonicalize(&input, args.input.limits())??;
-        writeln!(out, "{}", Digest::of(&canonical))?;
+        writeln!(out, "{}", Digest::of(&canonical)).map_err(crate::io::stdout_failed)?;
         Exit::Ok
     };
-    out.flush()?;
+    out.flush().map_err(crate::io::stdout_failed)?;
     Ok(exit)
 }
 

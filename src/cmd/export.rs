@@ -2,12 +2,12 @@
 
 use pinlog_mcp::export::{self, ExportError};
 
-use crate::exit::{Exit, Failure};
 use crate::io;
 use crate::ExportArgs;
+use pinlog_core::exit::{Exit, Failure};
 
 pub fn run(args: ExportArgs) -> Result<Exit, Failure> {
-    let config = pinlog_log::files::read_bounded(&args.config, 16 << 20)
+    let config = pinlog_core::files::read_bounded(&args.config, 16 << 20)
         .map_err(|e| Failure::unreadable(format!("cannot read {}: {e}", args.config.display())))?;
     let (options, caps) = (args.look.options(), args.look.caps());
     let env = |name: &str| std::env::var(name).ok();

@@ -5,13 +5,13 @@ use std::time::Duration;
 use pinlog_core::lockfile::Lockfile;
 use pinlog_core::render::safe;
 use pinlog_crawler::registry_check::{check, Registries, Verdict};
-use pinlog_verifier::gate::cli::LockArgs;
+use pinlog_gate::cli::LockArgs;
 
-use crate::exit::{Exit, Failure};
+use pinlog_core::exit::{Exit, Failure};
 
 pub fn run(args: LockArgs) -> Result<Exit, Failure> {
     let path = &args.output;
-    let bytes = pinlog_log::files::read_bounded(path, 64 << 20).map_err(|e| {
+    let bytes = pinlog_core::files::read_bounded(path, 64 << 20).map_err(|e| {
         Failure::unreadable(format!("cannot read the lockfile {}: {e}", path.display()))
     })?;
     let lock = Lockfile::read(&bytes)

@@ -3,44 +3,19 @@
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use pinlog_core::files::read_bounded;
 use pinlog_core::render;
-use pinlog_log::files::read_bounded;
-use pinlog_log::keyfile::{self, KeyFileError};
-use pinlog_log::publish::{self, PublishError};
-use pinlog_log::store::{Store, StoreError};
+use pinlog_log::keyfile;
+use pinlog_log::publish;
+use pinlog_log::store::Store;
 use pinlog_log::tiles::MAX_ENTRY;
 
-use crate::exit::{Exit, Failure};
 use crate::io;
 use crate::{AppendArgs, InitArgs, ProveArgs, PublishArgs};
+use pinlog_core::exit::{Exit, Failure};
 
 /// The largest surface blob `append` reads.
 const MAX_BLOB: u64 = 64 << 20;
-
-impl From<StoreError> for Failure {
-    fn from(e: StoreError) -> Self {
-        Failure::unreadable(e.to_string())
-    }
-}
-
-impl From<KeyFileError> for Failure {
-    fn from(e: KeyFileError) -> Self {
-        Failure::unreadable(e.to_string())
-    }
-}
-
-impl From<PublishError> for Failure {
-    fn from(e: PublishError) -> Self {
-        match e {
-            // The store and the directory disagree about what was signed: proven, not unreadable.
-            PublishError::Refused(m) => Failure {
-                exit: Exit::Bad,
-                message: m,
-            },
-            other => Failure::unreadable(other.to_string()),
-        }
-    }
-}
 
 pub fn init(args: InitArgs) -> Result<Exit, Failure> {
     // The key first: where none may be made (CI), nothing else is made either.

@@ -6,9 +6,9 @@ use pinlog_core::render;
 use pinlog_mcp::probe::{self, Look, Target};
 use pinlog_mcp::stdio::Launch;
 
-use crate::exit::{Exit, Failure};
 use crate::io;
 use crate::ProbeArgs;
+use pinlog_core::exit::{Exit, Failure};
 
 pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
     let launch = Launch {
@@ -72,8 +72,8 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         }
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)?;
-            out.flush()?;
+            out.write_all(&bytes).map_err(crate::io::stdout_failed)?;
+            out.flush().map_err(crate::io::stdout_failed)?;
         }
     }
     eprintln!("{summary}");

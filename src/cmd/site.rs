@@ -5,9 +5,9 @@ use std::time::SystemTime;
 use pinlog_site::build::{self, Options};
 use pinlog_site::report;
 
-use crate::exit::{Exit, Failure};
 use crate::io;
 use crate::{ReportArgs, SiteArgs, SiteSource};
+use pinlog_core::exit::{Exit, Failure};
 
 impl SiteSource {
     fn vkey(&self) -> Result<Option<String>, Failure> {

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use pinlog_core::exit::Exit;
+
 /// Where a failure was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
@@ -67,11 +69,11 @@ impl VerifyError {
         }
     }
 
-    /// The process exit code this failure means (docs/CLI.md).
-    pub fn exit_code(&self) -> u8 {
+    /// The exit code this failure means (docs/CLI.md).
+    pub fn exit(&self) -> Exit {
         match self.severity {
-            Severity::Bad => 1,
-            Severity::Unreadable => 4,
+            Severity::Bad => Exit::Bad,
+            Severity::Unreadable => Exit::Unreadable,
         }
     }
 }

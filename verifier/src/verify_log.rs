@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
+use pinlog_core::files::{read_bounded, write_atomic};
 use pinlog_core::Digest;
 use pinlog_log::entry::{Entry, EntryError, SurfaceSummary, Timestamp};
-use pinlog_log::files::{read_bounded, write_atomic};
 use pinlog_log::in_dir::{self, InDirError};
 use pinlog_log::merkle::CompactRange;
 use pinlog_log::note::MAX_NOTE;

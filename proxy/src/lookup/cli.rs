@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
+use pinlog_core::files::read_bounded;
 use pinlog_core::render::safe;
-use pinlog_log::files::read_bounded;
 use pinlog_log::note::VerifierKey;
 
 use super::history::{LogConfig, LogProblem};

@@ -9,9 +9,9 @@
 
 use pinlog_core::labels::Label;
 use pinlog_core::Digest;
+use pinlog_gate::Policy;
 use pinlog_log::entry::Timestamp;
 use pinlog_log::Hash;
-use pinlog_verifier::gate::Policy;
 
 use crate::mcp_server::Json;
 use crate::store::ServerKey;

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 
 use pinlog_core::json::{Object, Value};
 use pinlog_core::manifest::Manifest;
-use pinlog_verifier::gate::compare::compare;
-use pinlog_verifier::gate::{Kind, Policy};
+use pinlog_gate::compare::compare;
+use pinlog_gate::{Kind, Policy};
 
 use super::clients;
 use super::history::{self, Found, History, LogConfig, LogIndex, LogProblem};

@@ -106,7 +106,7 @@ pub fn plan(args: &PolicyArgs) -> Result<Plan, (u8, String)> {
         ));
     }
     let bytes =
-        pinlog_log::files::read_bounded(&args.config, MAX_CONFIG_BYTES as u64).map_err(|e| {
+        pinlog_core::files::read_bounded(&args.config, MAX_CONFIG_BYTES as u64).map_err(|e| {
             (
                 EXIT_UNREADABLE,
                 format!(

@@ -103,7 +103,7 @@ pub fn write(out: &Path, files: &[PolicyFile]) -> io::Result<Vec<PathBuf>> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        pinlog_log::files::write_atomic(&path, &f.bytes)?;
+        pinlog_core::files::write_atomic(&path, &f.bytes)?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

@@ -67,7 +67,7 @@ fn private_dir_builder(recursive: bool) -> fs::DirBuilder {
 
 /// `2026-05-01T12:34:56Z` → `20260501T123456Z`: sortable, and a valid file name everywhere.
 fn stamp() -> String {
-    pinlog_mcp::probe::now().replace(['-', ':'], "")
+    pinlog_core::clock::now().replace(['-', ':'], "")
 }
 
 impl Run {
@@ -138,7 +138,7 @@ impl Run {
         out.extend_from_slice(b"{\n  \"version\": ");
         write_string(&mut out, INDEX_VERSION);
         out.extend_from_slice(b",\n  \"created\": ");
-        write_string(&mut out, &pinlog_mcp::probe::now());
+        write_string(&mut out, &pinlog_core::clock::now());
         out.extend_from_slice(b",\n  \"files\": [");
         for (i, e) in self.entries.iter().enumerate() {
             out.extend_from_slice(if i == 0 { b"\n    {" } else { b",\n    {" });

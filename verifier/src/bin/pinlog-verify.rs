@@ -3,8 +3,12 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use pinlog_verifier::cli::{self, VerifyLogArgs};
-use pinlog_verifier::gate::cli as gate;
+use pinlog_core::exit::{Exit, Failure};
+use pinlog_core::render;
+use pinlog_gate::cli as gate;
+use pinlog_gate::commands;
+use pinlog_verifier::cli::VerifyLogArgs;
+use pinlog_verifier::command::verify_log_command;
 
 /// Verify a pinlog (or any C2SP tlog-tiles) log offline.
 #[derive(Parser)]
@@ -34,6 +38,22 @@ enum Command {
     Sign(gate::SignArgs),
 }
 
+fn run(command: Command) -> Result<Exit, Failure> {
+    match command {
+        Command::VerifyLog(args) => verify_log_command(&args.options()),
+        Command::Lock(args) => match args.options() {
+            Some(options) => commands::lock(&options),
+            None => Err(Failure::usage(
+                "lock --check reads registries over the network: run it with `pinlog`, which has \
+                 network code (pinlog-verify has none)",
+            )),
+        },
+        Command::Verify(args) => commands::verify(&args.options()),
+        Command::Key(args) => commands::key(&args.output),
+        Command::Sign(args) => commands::sign(&args.lock, &args.key),
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<_> = std::env::args_os().collect();
     let args = match args
@@ -44,11 +64,11 @@ fn main() -> ExitCode {
         Some(flags) => gate::one_dash(args, flags),
         None => args,
     };
-    ExitCode::from(match Cli::parse_from(args).command {
-        Command::VerifyLog(args) => cli::run(args),
-        Command::Lock(args) => gate::lock(args),
-        Command::Verify(args) => gate::verify(args),
-        Command::Key(args) => gate::key(args),
-        Command::Sign(args) => gate::sign(args),
-    })
+    match run(Cli::parse_from(args).command) {
+        Ok(exit) => exit.into(),
+        Err(failure) => {
+            eprintln!("error: {}", render::safe(&failure.message));
+            failure.exit.into()
+        }
+    }
 }

@@ -1,11 +1,12 @@
 //! What `verify` found, and the verdict the findings and the gate make together.
 
 use pinlog_core::diff::Change;
+use pinlog_core::exit::Exit;
 use pinlog_core::labels::Label;
 use pinlog_core::unicode::{HiddenText, NameProblem};
 use pinlog_core::{Digest, Value};
 
-use super::policy::{Gate, Policy};
+use crate::policy::{Gate, Policy};
 
 /// How sure a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -142,12 +143,16 @@ impl Status {
         }
     }
 
-    pub fn exit_code(self) -> u8 {
+    pub fn exit(self) -> Exit {
         match self {
-            Status::Pass => 0,
-            Status::Fail => 1,
-            Status::Partial => 3,
+            Status::Pass => Exit::Ok,
+            Status::Fail => Exit::Bad,
+            Status::Partial => Exit::Undecidable,
         }
+    }
+
+    pub fn exit_code(self) -> u8 {
+        self.exit().code()
     }
 
     /// The strongest statement the findings make about the gate: a proven departure outranks

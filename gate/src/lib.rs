@@ -1,7 +1,9 @@
 //! The local gate: a served surface (a manifest) checked against an approved one (a lockfile),
 //! policy by policy, with a verdict whose exit code is a contract (docs/GATE.md).
 
+#[cfg(feature = "cli")]
 pub mod cli;
+pub mod commands;
 pub mod compare;
 pub mod finding;
 pub mod inspect;
@@ -10,6 +12,7 @@ pub mod policy;
 pub mod report_json;
 pub mod report_sarif;
 pub mod report_text;
+pub mod signature;
 
 use pinlog_core::lockfile::Lockfile;
 use pinlog_core::manifest::Manifest;

@@ -10,7 +10,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use pinlog_core::json::{self, Limits};
 use pinlog_core::Digest;
-use pinlog_verifier::signature::{
+use pinlog_gate::signature::{
     check, format_utc, generate, parse_utc, public_key_path, read_envelope, read_public_key,
     read_signing_key, sign, write_key_pair, Envelope, KeyError, PublicKey, SignatureError,
     SigningKey, DOMAIN,

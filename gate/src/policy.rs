@@ -181,7 +181,7 @@ impl Gate {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::*;
 
     #[test]
     fn fail_on_reads_all_none_and_lists_and_refuses_the_rest() {

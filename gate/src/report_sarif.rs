@@ -8,10 +8,10 @@ use pinlog_core::json::write_string;
 use pinlog_core::render::safe;
 use pinlog_core::Digest;
 
-use super::finding::{Finding, Kind, Subject};
-use super::policy::Policy;
-use super::report_text::finding_body;
-use super::Report;
+use crate::finding::{Finding, Kind, Subject};
+use crate::policy::Policy;
+use crate::report_text::finding_body;
+use crate::Report;
 
 /// The rule for an approved server outside the manifest's scope.
 pub const UNEXAMINED_RULE: &str = "unexamined";

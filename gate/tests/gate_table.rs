@@ -5,8 +5,8 @@
 
 use pinlog_core::lockfile::Lockfile;
 use pinlog_core::manifest::Manifest;
-use pinlog_verifier::gate::lock::{approve, Approval};
-use pinlog_verifier::gate::{Gate, Inputs, Report, SignatureState, Status};
+use pinlog_gate::lock::{approve, Approval};
+use pinlog_gate::{Gate, Inputs, Report, SignatureState, Status};
 use serde_json::{json, Value as J};
 use sha2::{Digest as _, Sha256};
 
@@ -932,7 +932,7 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn subject_label(f: &pinlog_verifier::gate::Finding<'_, '_>) -> String {
+fn subject_label(f: &pinlog_gate::Finding<'_, '_>) -> String {
     f.subject
         .name()
         .map_or(f.subject.kind().to_string(), str::to_string)
@@ -1029,7 +1029,7 @@ fn every_case_of_the_table() {
             "exit {exit}"
         );
     }
-    for p in pinlog_verifier::gate::Policy::ALL {
+    for p in pinlog_gate::Policy::ALL {
         assert!(
             cases
                 .iter()

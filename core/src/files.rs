@@ -1,4 +1,5 @@
-//! Whole-or-nothing file writes and bounded reads: what the log's directory is made with.
+//! Whole-or-nothing file writes and bounded reads: how every file the project writes is made, and
+//! how a file a user names is read.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -56,7 +57,7 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Reads a file of at most `max` bytes; a larger one is an error, read no further than `max + 1`.
-/// For a file the user names; the files of a log directory are read with [`crate::in_dir`].
+/// For a file the user names; the files of a log directory are read with `pinlog_log::in_dir`.
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     let mut buf = Vec::new();
     let f = File::open(path)?;

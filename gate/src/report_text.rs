@@ -10,9 +10,9 @@ use pinlog_core::render::{safe, safe_ascii};
 use pinlog_core::unicode::HiddenText;
 use pinlog_core::Value;
 
-use super::finding::{Detail, Finding, Kind, Status, Subject};
-use super::policy::Policy;
-use super::{Report, SignatureState};
+use crate::finding::{Detail, Finding, Kind, Status, Subject};
+use crate::policy::Policy;
+use crate::{Report, SignatureState};
 
 /// The longest value shown in a diff line, in characters; the JSON report has it whole.
 const MAX_SHOWN: usize = 2000;

@@ -9,8 +9,8 @@ use pinlog_core::manifest::Manifest;
 use pinlog_core::unicode::{find_hidden, invalid_tool_name, mixed_script};
 use pinlog_core::Value;
 
-use super::finding::{Detail, Finding, Kind, Subject};
-use super::policy::Policy;
+use crate::finding::{Detail, Finding, Kind, Subject};
+use crate::policy::Policy;
 
 fn name_of<'v>(item: &'v Value<'_>) -> &'v str {
     item.as_object()

@@ -60,11 +60,11 @@ use ed25519_dalek::pkcs8::{
     DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey, KeypairBytes,
 };
 use ed25519_dalek::{Signature, Signer, VerifyingKey};
+use pinlog_core::clock::Timestamp;
+use pinlog_core::files::{read_bounded, sync_dir};
 use pinlog_core::json::{self, Limits, Value};
 use pinlog_core::render;
 use pinlog_core::Digest;
-use pinlog_log::entry::Timestamp;
-use pinlog_log::files::{read_bounded, sync_dir};
 
 /// The `schema` member of every envelope.
 pub const SCHEMA: &str = "pinlog-lock-signature";

@@ -6,9 +6,9 @@
 use pinlog_core::json::{write_as_served, write_string};
 use pinlog_core::Value;
 
-use super::finding::{Detail, Finding, Kind, Status};
-use super::policy::Policy;
-use super::{Report, SignatureState};
+use crate::finding::{Detail, Finding, Kind, Status};
+use crate::policy::Policy;
+use crate::{Report, SignatureState};
 
 /// The report's own schema version.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -23,8 +23,8 @@ use pinlog_core::lockfile::{InstructionsPin, LockServer, Lockfile, Pin};
 use pinlog_core::manifest::{Manifest, ManifestServer};
 use pinlog_core::Value;
 
-use super::finding::{Detail, Finding, Kind, Subject};
-use super::policy::Policy;
+use crate::finding::{Detail, Finding, Kind, Subject};
+use crate::policy::Policy;
 
 /// Every comparison finding, in lockfile order and then for servers the lockfile does not know.
 pub fn compare<'v, 'a>(manifest: &'v Manifest<'a>, lock: &'v Lockfile<'a>) -> Vec<Finding<'v, 'a>> {
