@@ -3,8 +3,8 @@
 # every subcommand's --help, the errors and exit codes of wrong invocations, `demo`, a `probe` of
 # server-everything, a `verify` report in its three formats, and a site build of a fixture store.
 # One file per command line in OUT, each with the exit code, standard output and standard error;
-# temporary paths and times are written as placeholders so that two runs can be compared with
-# `diff -r`. A restructuring that changes no behaviour leaves the output unchanged.
+# temporary paths, times and pin keys (which name the binary's path) are written as placeholders
+# so that two runs can be compared with `diff -r`. A restructuring that changes no behaviour leaves the output unchanged.
 #
 # Usage: scripts/cli-snapshot.sh OUT [BIN_DIR]   (BIN_DIR default: build target/debug)
 # Needs: .ci/setup's installs (node, server-everything, the venv with rfc8785 and cryptography).
@@ -55,6 +55,7 @@ record() {
     -e 's#[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z#$TIME#g' \
     -e 's#\b[0-9]+(\.[0-9]+)? ?(ms|s)\b#$DURATION#g' \
     -e 's#pinlog/[0-9]+\.[0-9]+\.[0-9]+#pinlog/$VERSION#g' \
+    -e 's#\b[0-9a-f]{24}\b#$PIN_KEY#g' \
     -e 's#/tmp/\.tmp[A-Za-z0-9]+#$TMPDIR#g' >"$out/$name.txt"
 }
 
@@ -99,6 +100,12 @@ record err-pins-empty -- "$bin/pinlog" pins
 record err-audit-empty -- "$bin/pinlog" audit
 record err-unwrap-nothing -- "$bin/pinlog" unwrap --dry-run
 record err-wrap-bad-client -- "$bin/pinlog" wrap --client nosuch
+record err-wrap-lock-missing -- "$bin/pinlog" wrap --lock missing.lock.json
+record err-policy-cursor -- "$bin/pinlog" policy cursor --config dup.json --lock /l --out o
+record err-policy-config-missing -- "$bin/pinlog" policy all --config missing.json --lock /l \
+  --out o
+record err-lookup-not-loopback -- "$bin/pinlog" lookup --http 192.0.2.1:80
+record err-forget-unknown -- "$bin/pinlog" forget nosuch
 record err-policy-no-out -- "$bin/pinlog" policy
 record err-lookup-bad-key -- "$bin/pinlog" lookup --log missing --vkey not-a-key
 record err-probe-nothing -- "$bin/pinlog" probe

@@ -1,6 +1,6 @@
 //! The `pinlog` command line: parses arguments, calls a crate, renders the result, exits.
 
-mod cmd;
+mod cli;
 
 mod io;
 
@@ -128,10 +128,10 @@ enum Command {
     /// command and arguments (every other byte kept). Remote servers are left alone and listed;
     /// servers running an unpinned package are flagged. Running it twice changes nothing. See
     /// docs/WRAP.md.
-    Wrap(pinlog_proxy::wrap::cli::WrapArgs),
+    Wrap(cli::wrap::WrapArgs),
     /// Undo `wrap`: the exact bytes from the backup, or the proxy removed from each server when
     /// the file was edited since
-    Unwrap(pinlog_proxy::wrap::cli::UnwrapArgs),
+    Unwrap(cli::wrap::UnwrapArgs),
     /// See what the proxy does, in ten seconds: a bundled server changes between two sessions
     ///
     /// The first session pins its one tool; in the second the tool's description asks for the
@@ -153,7 +153,7 @@ enum Command {
     /// (managed-settings.json) and Codex (requirements.toml), as each product documents them;
     /// Cursor documents no file-based policy, and gets none. Writes under --out; installs
     /// nothing. See docs/POLICY.md.
-    Policy(pinlog_proxy::policy::cli::PolicyArgs),
+    Policy(cli::policy::PolicyArgs),
     /// Find public MCP servers, look at each in a sandbox, and append to the log on change
     ///
     /// Discovers servers (the MCP registry, npm search, GitHub topics with GITHUB_TOKEN, a seed
@@ -652,18 +652,18 @@ fn main() -> ExitCode {
     let (render, outcome) = match cli.command {
         Command::Canon(args) => {
             let render = args.input.render();
-            (render, cmd::canon::run(args, render))
+            (render, cli::canon::run(args, render))
         }
         Command::Digest(args) => {
             let render = args.input.render();
-            (render, cmd::digest::run(args, render))
+            (render, cli::digest::run(args, render))
         }
         Command::Log(command) => {
             let outcome = match command {
-                LogCommand::Init(args) => cmd::log::init(args),
-                LogCommand::Append(args) => cmd::log::append(args),
-                LogCommand::Publish(args) => cmd::log::publish(args),
-                LogCommand::Prove(args) => cmd::log::prove(args),
+                LogCommand::Init(args) => cli::log::init(args),
+                LogCommand::Append(args) => cli::log::append(args),
+                LogCommand::Publish(args) => cli::log::publish(args),
+                LogCommand::Prove(args) => cli::log::prove(args),
             };
             (Render { ascii: false }, outcome)
         }
@@ -677,21 +677,21 @@ fn main() -> ExitCode {
         Command::Approve(args) => return ExitCode::from(pinlog_proxy::cli::approve(args)),
         Command::Forget(args) => return ExitCode::from(pinlog_proxy::cli::forget(args)),
         Command::Audit => return ExitCode::from(pinlog_proxy::cli::audit()),
-        Command::Wrap(args) => return ExitCode::from(pinlog_proxy::wrap::cli::wrap(args)),
-        Command::Unwrap(args) => return ExitCode::from(pinlog_proxy::wrap::cli::unwrap(args)),
+        Command::Wrap(args) => (Render { ascii: false }, cli::wrap::wrap(args)),
+        Command::Unwrap(args) => (Render { ascii: false }, cli::wrap::unwrap(args)),
         Command::Demo(args) => return ExitCode::from(pinlog_proxy::demo::demo(args)),
         Command::Lookup(args) => return ExitCode::from(pinlog_proxy::lookup::cli::lookup(args)),
-        Command::Policy(args) => return ExitCode::from(pinlog_proxy::policy::cli::policy(args)),
+        Command::Policy(args) => (Render { ascii: false }, cli::policy::policy(args)),
         Command::Lock(args) => match args.options() {
             Some(options) => (Render { ascii: false }, gate::lock(&options)),
-            None => (Render { ascii: false }, cmd::lock_check::run(args)),
+            None => (Render { ascii: false }, cli::lock_check::run(args)),
         },
         Command::Verify(args) => (Render { ascii: false }, gate::verify(&args.options())),
         Command::Key(args) => (Render { ascii: false }, gate::key(&args.output)),
         Command::Sign(args) => (Render { ascii: false }, gate::sign(&args.lock, &args.key)),
-        Command::Probe(args) => (Render { ascii: false }, cmd::probe::run(args)),
-        Command::Export(args) => (Render { ascii: false }, cmd::export::run(args)),
-        Command::Crawl(args) => (Render { ascii: false }, cmd::crawl::run(*args)),
+        Command::Probe(args) => (Render { ascii: false }, cli::probe::run(args)),
+        Command::Export(args) => (Render { ascii: false }, cli::export::run(args)),
+        Command::Crawl(args) => (Render { ascii: false }, cli::crawl::run(*args)),
         Command::SandboxExec(args) => {
             let confinement = pinlog_crawler::confine::Confinement {
                 join: args.join,
@@ -705,10 +705,10 @@ fn main() -> ExitCode {
             return ExitCode::from(126);
         }
         Command::Site(SiteCommand::Build(args)) => {
-            (Render { ascii: false }, cmd::site::build(args))
+            (Render { ascii: false }, cli::site::build(args))
         }
         Command::Report(ReportCommand::Month(args)) => {
-            (Render { ascii: false }, cmd::site::report(args))
+            (Render { ascii: false }, cli::site::report(args))
         }
     };
     match outcome {

@@ -442,3 +442,80 @@ fn a_server_wrapped_with_pinlog_path_is_known_by_later_wraps_and_unwrap() {
     assert!(out.contains("  unwrapped         docs\n"), "{out}");
     unwrapped(&h);
 }
+
+/// The command line of wrap, unwrap and policy as the binary reads it: each flag reaches the
+/// command, and a value outside a list is refused as a usage error before anything is read.
+#[test]
+fn the_command_lines_of_wrap_unwrap_and_policy() {
+    let h = Home::new();
+    std::fs::write(h.home().join("x.json"), r#"{"mcpServers": {}}"#).unwrap();
+    std::fs::write(h.home().join("mcp.lock.json"), "{}").unwrap();
+    let (o, out) = h.pinlog(&[
+        "wrap",
+        "--client",
+        "claude-code",
+        "--client",
+        "codex",
+        "--config",
+        "x.json",
+        "--project",
+        "--lock",
+        "mcp.lock.json",
+        "--dry-run",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    for named in ["Claude Code", "Codex", "x.json", ".mcp.json"] {
+        assert!(out.contains(named), "{named} missing from:\n{out}");
+    }
+    for other in ["Claude Desktop", "Cursor", "VS Code"] {
+        assert!(!out.contains(other), "{other} in:\n{out}");
+    }
+    let before = h.snapshot();
+
+    let (o, out) = h.pinlog(&["unwrap", "--client", "vscode", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(out.contains("VS Code") && !out.contains("Cursor"), "{out}");
+
+    let (o, _) = h.pinlog(&["wrap", "--client", "notepad"]);
+    assert_eq!(o.status.code(), Some(2));
+    // A lockfile that is not there is a usage error, before anything is read.
+    let (o, _) = h.pinlog(&["wrap", "--lock", "/nonexistent/mcp.lock.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).starts_with("error: the lockfile"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(h.snapshot(), before, "a refused wrap changed a file");
+
+    // Every product name is taken (the configuration is then missing: exit 4), Cursor documents
+    // no policy file (exit 2), and an unknown product or a missing --lock is a usage error.
+    for product in ["claude-code", "copilot", "codex", "all"] {
+        let (o, _) = h.pinlog(&[
+            "policy",
+            product,
+            "--config",
+            "missing.json",
+            "--lock",
+            "/l",
+            "--out",
+            "o",
+        ]);
+        assert_eq!(o.status.code(), Some(4), "{product}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("cannot read the configuration"));
+    }
+    let (o, _) = h.pinlog(&[
+        "policy", "cursor", "--config", "x.json", "--lock", "/l", "--out", "o",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    for args in [
+        &[
+            "policy", "windsurf", "--config", "a", "--lock", "l", "--out", "o",
+        ][..],
+        &["policy", "all", "--config", "a", "--out", "o"][..],
+    ] {
+        let (o, _) = h.pinlog(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+    assert!(!h.home().join("o").exists());
+}

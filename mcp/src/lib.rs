@@ -5,9 +5,7 @@
 
 pub mod caps;
 pub mod client;
-pub mod config;
 pub mod error;
-pub mod export;
 pub mod guard;
 pub mod http;
 pub mod jsonrpc;

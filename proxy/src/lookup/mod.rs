@@ -4,7 +4,7 @@
 //! Its answers reach a model unread, so they never hold text someone else wrote: see [`safe`].
 
 pub mod cli;
-pub mod clients;
+
 pub mod history;
 pub mod http;
 pub mod safe;

@@ -14,12 +14,12 @@ use pinlog_core::manifest::Manifest;
 use pinlog_gate::compare::compare;
 use pinlog_gate::{Kind, Policy};
 
-use super::clients;
 use super::history::{self, Found, History, LogConfig, LogIndex, LogProblem};
 use super::safe::{labels, safe_name, Out, SafeStr};
 use crate::check;
 use crate::mcp_server::{CallError, Json, McpServer, ServerInfo, ToolDef, ToolResult, Tools};
 use crate::store::{Pinned, ServerKey, Store, StoreError};
+use pinlog_clients::guide as clients;
 
 pub const SERVER_STATUS: &str = "pinlog_server_status";
 pub const MY_SERVERS: &str = "pinlog_my_servers";

@@ -7,18 +7,19 @@
 //! configuration lists its servers in.
 
 mod claude;
-pub mod cli;
 mod codex;
 mod config;
 mod copilot;
 mod json;
 mod out;
+pub mod plan;
 
 pub use config::{read_allowed, Allowed, Refusal};
 pub use out::system_dir;
 
 /// The products `pinlog policy` knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Product {
     /// Claude Code: managed-settings.json (allowlist) and managed-mcp.json (fixed set)
     ClaudeCode,

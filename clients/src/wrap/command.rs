@@ -456,6 +456,38 @@ fn docker_image(args: &[String], from: usize) -> Option<&str> {
     None
 }
 
+/// Whether `a` and `b` are the same file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The pinlog program to write: the `pinlog` found on PATH when it is this very binary (its
+/// PATH location survives upgrades that move the binary behind a link), else this binary's
+/// absolute path, else plain `pinlog`. Clients started from a desktop often do not have the
+/// shell's PATH, so a bare name is the last resort.
+pub fn default_program() -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return "pinlog".into();
+    };
+    let name = if cfg!(windows) {
+        "pinlog.exe"
+    } else {
+        "pinlog"
+    };
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path).filter(|d| d.is_absolute()) {
+            let candidate = dir.join(name);
+            if candidate.is_file() && same_file(&candidate, &exe) {
+                return candidate.to_string_lossy().into_owned();
+            }
+        }
+    }
+    exe.to_string_lossy().into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,6 @@
 //! docs/WRAP.md is the user's contract.
 
 pub mod backup;
-pub mod cli;
 pub mod clients;
 pub mod command;
 pub mod json_edit;
@@ -28,17 +27,13 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use pinlog_core::exit::Exit;
 use pinlog_core::render::safe;
 
 use backup::Run;
 use clients::{Client, Env, Format};
 use command::{Proxy, WrapPlan};
 use json_edit::Layout;
-
-/// Exit codes (docs/WRAP.md).
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_USAGE: u8 = 2;
-pub const EXIT_UNREADABLE: u8 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -246,18 +241,22 @@ pub struct Report {
 }
 
 impl Report {
-    /// 0 when every file was processed (or had nothing to do), 4 when one could not be read,
-    /// parsed or written.
-    pub fn exit_code(&self) -> u8 {
+    /// Exit 0 when every file was processed (or had nothing to do), 4 when one could not be
+    /// read, parsed or written (docs/WRAP.md).
+    pub fn exit(&self) -> Exit {
         if self
             .files
             .iter()
             .any(|f| matches!(f.status, Status::Failed(_)))
         {
-            EXIT_UNREADABLE
+            Exit::Unreadable
         } else {
-            EXIT_OK
+            Exit::Ok
         }
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        self.exit().code()
     }
 
     fn count(&self, pred: impl Fn(&Outcome) -> bool) -> usize {

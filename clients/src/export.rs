@@ -6,12 +6,12 @@ use std::fmt;
 
 use pinlog_core::manifest::Manifest;
 
-use crate::caps::Caps;
 use crate::config::{self, ConfigError, ServerEntry};
-use crate::error::WireError;
-use crate::probe::{self, Target};
-use crate::stdio::Stderr;
-use crate::surface::{ProbeOptions, Surface};
+use pinlog_mcp::caps::Caps;
+use pinlog_mcp::error::WireError;
+use pinlog_mcp::probe::{self, Target};
+use pinlog_mcp::stdio::Stderr;
+use pinlog_mcp::surface::{ProbeOptions, Surface};
 
 /// Why an export produced no manifest.
 #[derive(Debug)]

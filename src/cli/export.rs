@@ -1,6 +1,6 @@
 //! `pinlog export`: every server of a client configuration, as one manifest.
 
-use pinlog_mcp::export::{self, ExportError};
+use pinlog_clients::export::{self, ExportError};
 
 use crate::io;
 use crate::ExportArgs;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use pinlog_core::json::{self, Limits, Object, Value};
 
-use crate::stdio::Launch;
+use pinlog_mcp::stdio::Launch;
 
 /// One server a configuration declares.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use super::json_edit::Layout;
 
 /// The clients `wrap` knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Client {
     /// Claude Desktop: claude_desktop_config.json
     ClaudeDesktop,

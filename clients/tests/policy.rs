@@ -5,9 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-use pinlog_proxy::policy::cli::{plan, policy, PolicyArgs};
-use pinlog_proxy::policy::Product;
+use pinlog_clients::policy::plan::{plan, write, PolicyOptions};
+use pinlog_clients::policy::Product;
 use serde_json::Value;
 
 const LOCK: &str = "/srv/team/mcp.lock.json";
@@ -101,12 +100,20 @@ fn run(product: Product, config: &str, lock: &str) -> Run {
     }
 }
 
-fn args(product: Product, config: &Path, lock: &str, out: &Path) -> PolicyArgs {
-    PolicyArgs {
+fn args(product: Product, config: &Path, lock: &str, out: &Path) -> PolicyOptions {
+    PolicyOptions {
         product,
         config: config.to_path_buf(),
         lock: lock.to_string(),
         out: out.to_path_buf(),
+    }
+}
+
+/// `pinlog policy` as the binary runs it, without the printing: the exit code.
+fn policy(options: PolicyOptions) -> u8 {
+    match plan(&options).and_then(|p| write(&options.out, &p)) {
+        Ok(_) => 0,
+        Err(e) => e.exit.code(),
     }
 }
 
@@ -117,7 +124,7 @@ fn refusal(product: Product, config: &str, lock: &str) -> (u8, String) {
     std::fs::write(&cfg, config).unwrap();
     match plan(&args(product, &cfg, lock, &tmp.path().join("out"))) {
         Ok(p) => panic!("expected a refusal, got {} files", p.files.len()),
-        Err(e) => e,
+        Err(e) => (e.exit.code(), e.message),
     }
 }
 
@@ -544,14 +551,14 @@ fn out_is_never_a_directory_a_product_reads_policy_from() {
         "/Library/Application Support",
     ] {
         let e = plan(&args(Product::All, &cfg, LOCK, Path::new(out))).unwrap_err();
-        assert_eq!(e.0, 2, "{out}");
-        assert!(e.1.contains("never installs"), "{}", e.1);
+        assert_eq!(e.exit.code(), 2, "{out}");
+        assert!(e.message.contains("never installs"), "{}", e.message);
     }
     // A link to /etc is followed.
     let link = tmp.path().join("link");
     std::os::unix::fs::symlink("/etc", &link).unwrap();
     let e = plan(&args(Product::All, &cfg, LOCK, &link.join("x"))).unwrap_err();
-    assert_eq!(e.0, 2);
+    assert_eq!(e.exit.code(), 2);
 }
 
 #[test]
@@ -635,32 +642,4 @@ fn files_are_readable_by_everyone() {
             .mode();
         assert_eq!(mode & 0o777, 0o644, "{f}");
     }
-}
-
-#[test]
-fn the_command_line_takes_each_product_name() {
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: PolicyArgs,
-    }
-    for (name, product) in [
-        ("claude-code", Product::ClaudeCode),
-        ("copilot", Product::Copilot),
-        ("codex", Product::Codex),
-        ("cursor", Product::Cursor),
-        ("all", Product::All),
-    ] {
-        let cli = Cli::try_parse_from([
-            "policy", name, "--config", "a.json", "--lock", LOCK, "--out", "dir",
-        ])
-        .unwrap();
-        assert_eq!(cli.args.product, product);
-        assert_eq!(cli.args.lock, LOCK);
-    }
-    assert!(Cli::try_parse_from([
-        "policy", "windsurf", "--config", "a", "--lock", "l", "--out", "o"
-    ])
-    .is_err());
-    assert!(Cli::try_parse_from(["policy", "all", "--config", "a", "--out", "o"]).is_err());
 }

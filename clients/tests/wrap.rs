@@ -6,11 +6,9 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-use pinlog_proxy::wrap::cli::{UnwrapArgs, WrapArgs};
-use pinlog_proxy::wrap::clients::{Client, Env, Os};
-use pinlog_proxy::wrap::command::Proxy;
-use pinlog_proxy::wrap::{self, Op, Options, Outcome, Report, Status};
+use pinlog_clients::wrap::clients::{Client, Env, Os};
+use pinlog_clients::wrap::command::Proxy;
+use pinlog_clients::wrap::{self, Op, Options, Outcome, Report, Status};
 use serde_json::{json, Value};
 
 const PROGRAM: &str = "/opt/pinlog/bin/pinlog";
@@ -1076,55 +1074,4 @@ fn entries_that_are_not_a_local_server_are_skipped_with_the_reason() {
     assert_eq!(status(&report, "empty.json"), Status::Unchanged);
     assert_eq!(fs::read(&empty).unwrap(), b"\n");
     assert!(report.render().contains("  no MCP servers\n"));
-}
-
-#[derive(Parser)]
-struct Cli {
-    #[command(subcommand)]
-    command: Cmd,
-}
-
-#[derive(clap::Subcommand)]
-enum Cmd {
-    Wrap(WrapArgs),
-    Unwrap(UnwrapArgs),
-}
-
-#[test]
-fn the_command_line() {
-    let cli = Cli::try_parse_from([
-        "pinlog",
-        "wrap",
-        "--client",
-        "claude-code",
-        "--client",
-        "codex",
-        "--config",
-        "x.json",
-        "--project",
-        "--lock",
-        "mcp.lock.json",
-        "--dry-run",
-    ])
-    .unwrap();
-    let Cmd::Wrap(a) = cli.command else { panic!() };
-    assert_eq!(a.clients, [Client::ClaudeCode, Client::Codex]);
-    assert_eq!(a.configs, [PathBuf::from("x.json")]);
-    assert!(a.project && a.dry_run);
-    assert_eq!(a.lock, Some(PathBuf::from("mcp.lock.json")));
-    assert!(Cli::try_parse_from(["pinlog", "wrap", "--client", "notepad"]).is_err());
-    let cli = Cli::try_parse_from(["pinlog", "unwrap", "--client", "vscode"]).unwrap();
-    let Cmd::Unwrap(a) = cli.command else {
-        panic!()
-    };
-    assert_eq!(a.clients, [Client::Vscode]);
-    // A lockfile that is not there is a usage error, before anything is read.
-    let Cmd::Wrap(a) =
-        Cli::try_parse_from(["pinlog", "wrap", "--lock", "/nonexistent/mcp.lock.json"])
-            .unwrap()
-            .command
-    else {
-        panic!()
-    };
-    assert_eq!(pinlog_proxy::wrap::cli::wrap(a), 2);
 }
