@@ -4,7 +4,8 @@
 # server-everything, a `verify` report in its three formats, and a site build of a fixture store.
 # One file per command line in OUT, each with the exit code, standard output and standard error;
 # temporary paths, times and pin keys (which name the binary's path) are written as placeholders
-# so that two runs can be compared with `diff -r`. A restructuring that changes no behaviour leaves the output unchanged.
+# so that two runs can be compared with `diff -r`. A restructuring that changes no behaviour
+# leaves the output unchanged.
 #
 # Usage: scripts/cli-snapshot.sh OUT [BIN_DIR]   (BIN_DIR default: build target/debug)
 # Needs: .ci/setup's installs (node, server-everything, the venv with rfc8785 and cryptography).
