@@ -109,15 +109,15 @@ enum Command {
     /// rest of the session is checked again. On drift, block (default: every request answered
     /// with error -32090, exit 1) or hold (changed tools hidden and refused). Pins live in
     /// PINLOG_HOME (default ~/.local/share/pinlog). See docs/PROXY.md.
-    Proxy(pinlog_proxy::cli::ProxyArgs),
+    Proxy(cli::proxy::ProxyArgs),
     /// List the servers the proxy pinned, with pending changes
-    Pins(pinlog_proxy::cli::PinsArgs),
+    Pins(cli::pins::PinsArgs),
     /// Show a server's pending change field by field, every served string rendered safe
-    Review(pinlog_proxy::cli::ServerArg),
+    Review(cli::pins::ServerArg),
     /// Approve a server's pending change (all of it, or the tools named)
-    Approve(pinlog_proxy::cli::ApproveArgs),
+    Approve(cli::pins::ApproveArgs),
     /// Forget a server's pin: the next session pins afresh
-    Forget(pinlog_proxy::cli::ServerArg),
+    Forget(cli::pins::ServerArg),
     /// Verify the local log of every pin, drift, approval and forget
     Audit,
     /// Put `pinlog proxy` in front of every local MCP server in your clients' configurations
@@ -138,7 +138,7 @@ enum Command {
     /// conversation's notes and its schema gains a field for them, and the proxy blocks the
     /// session with the diff and the labels. Runs in a temporary directory, uses no network,
     /// leaves nothing behind. Exit 0 when the demo went as described, 1 otherwise.
-    Demo(pinlog_proxy::demo::DemoArgs),
+    Demo(cli::demo::DemoArgs),
     /// Run pinlog as an MCP server an agent can ask before it installs or trusts a server
     ///
     /// Read-only tools: a public server's history from a verified local copy of the log
@@ -671,15 +671,15 @@ fn main() -> ExitCode {
             Render { ascii: false },
             pinlog_verifier::command::verify_log_command(&args.options()),
         ),
-        Command::Proxy(args) => return ExitCode::from(pinlog_proxy::cli::proxy(args)),
-        Command::Pins(args) => return ExitCode::from(pinlog_proxy::cli::pins(args)),
-        Command::Review(args) => return ExitCode::from(pinlog_proxy::cli::review(args)),
-        Command::Approve(args) => return ExitCode::from(pinlog_proxy::cli::approve(args)),
-        Command::Forget(args) => return ExitCode::from(pinlog_proxy::cli::forget(args)),
-        Command::Audit => return ExitCode::from(pinlog_proxy::cli::audit()),
+        Command::Proxy(args) => return ExitCode::from(cli::proxy::proxy(args)),
+        Command::Pins(args) => (Render { ascii: false }, cli::pins::pins(args)),
+        Command::Review(args) => (Render { ascii: false }, cli::pins::review(args)),
+        Command::Approve(args) => (Render { ascii: false }, cli::pins::approve(args)),
+        Command::Forget(args) => (Render { ascii: false }, cli::pins::forget(args)),
+        Command::Audit => (Render { ascii: false }, cli::pins::audit()),
         Command::Wrap(args) => (Render { ascii: false }, cli::wrap::wrap(args)),
         Command::Unwrap(args) => (Render { ascii: false }, cli::wrap::unwrap(args)),
-        Command::Demo(args) => return ExitCode::from(pinlog_proxy::demo::demo(args)),
+        Command::Demo(args) => (Render { ascii: false }, cli::demo::demo(args)),
         Command::Lookup(args) => return ExitCode::from(pinlog_proxy::lookup::cli::lookup(args)),
         Command::Policy(args) => (Render { ascii: false }, cli::policy::policy(args)),
         Command::Lock(args) => match args.options() {

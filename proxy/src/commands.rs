@@ -1,5 +1,5 @@
 //! What `pinlog pins`, `review`, `approve`, `forget` and `audit` print, so that the CLI only
-//! parses arguments, opens the store and exits with [`CommandError::exit_code`].
+//! parses arguments, opens the store and exits with [`CommandError::exit`].
 //!
 //! A server is named by its key, a unique prefix of it (6 hex digits or more), or its label when
 //! no other server has it. Labels and tool names come from outside: they are always rendered safe.
@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::fmt::{self, Write};
 
+use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::manifest::Manifest;
 use pinlog_core::render::{quoted, safe, safe_ascii};
 use pinlog_gate::report_text::render;
@@ -25,11 +26,11 @@ pub enum CommandError {
 impl CommandError {
     /// 2 for a server that cannot be found from what was given, 1 when the local log does not
     /// verify (a departure proven), 4 when the store cannot be read or written.
-    pub fn exit_code(&self) -> u8 {
+    pub fn exit(&self) -> Exit {
         match self {
-            CommandError::Usage(_) => 2,
-            CommandError::Store(StoreError::Audit { .. }) => 1,
-            CommandError::Store(_) => 4,
+            CommandError::Usage(_) => Exit::Usage,
+            CommandError::Store(StoreError::Audit { .. }) => Exit::Bad,
+            CommandError::Store(_) => Exit::Unreadable,
         }
     }
 }
@@ -44,6 +45,12 @@ impl fmt::Display for CommandError {
 }
 
 impl std::error::Error for CommandError {}
+
+impl From<CommandError> for Failure {
+    fn from(e: CommandError) -> Self {
+        Failure::new(e.exit(), e.to_string())
+    }
+}
 
 impl From<StoreError> for CommandError {
     fn from(e: StoreError) -> Self {
@@ -154,12 +161,12 @@ fn pinned(store: &Store, key: &ServerKey) -> Result<Pinned, CommandError> {
 }
 
 /// The gate's text report of the pending surface against the pin, and its exit code.
-fn review_of(key: &ServerKey, p: &Pinned, ascii: bool) -> Result<(String, u8), CommandError> {
+fn review_of(key: &ServerKey, p: &Pinned, ascii: bool) -> Result<(String, Exit), CommandError> {
     let label = show(&p.label, ascii);
     let Some(pending) = &p.pending else {
         let text =
             format!("\"{label}\" ({key}) last served what was approved: nothing to review\n");
-        return Ok((text, 0));
+        return Ok((text, Exit::Ok));
     };
     let lock = p.lock()?;
     let manifest =
@@ -184,12 +191,12 @@ fn review_of(key: &ServerKey, p: &Pinned, ascii: bool) -> Result<(String, u8), C
         "\napprove all of it with `pinlog approve {key}`, or only some tools with \
          `pinlog approve {key} TOOL…`; `pinlog forget {key}` drops the pin"
     );
-    Ok((text, report.status.exit_code()))
+    Ok((text, report.status.exit()))
 }
 
 /// `pinlog review ID`: field by field, what the server served against what was approved, every
 /// served string rendered safe. The exit code is the gate's (0 when nothing is pending).
-pub fn review(store: &Store, given: &str, ascii: bool) -> Result<(String, u8), CommandError> {
+pub fn review(store: &Store, given: &str, ascii: bool) -> Result<(String, Exit), CommandError> {
     let key = resolve(store, given)?;
     review_of(&key, &pinned(store, &key)?, ascii)
 }

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use clap::Args;
+use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::json::{self, Limits, Object, Value};
 
 use crate::mcp_server::{
@@ -21,13 +21,6 @@ use crate::mcp_server::{
 /// Which surface the bundled server serves (1 or 2), and where it records calls that reach it.
 const SURFACE: &str = "PINLOG_DEMO_SURFACE";
 const MARKER: &str = "PINLOG_DEMO_CALLED";
-
-#[derive(Args, Debug)]
-pub struct DemoArgs {
-    /// Run the bundled server itself (what the demo's proxy starts)
-    #[arg(long, hide = true)]
-    pub serve: bool,
-}
 
 struct Weather {
     second: bool,
@@ -83,34 +76,34 @@ impl Tools for Weather {
     }
 }
 
-/// Runs the demo (or, with `--serve`, the bundled server). Exit 0 when the first session pinned
-/// and worked and the second was blocked before its call reached the server; 1 otherwise.
-pub fn demo(args: DemoArgs) -> u8 {
-    if args.serve {
-        let server = McpServer::new(
-            Weather {
-                second: std::env::var(SURFACE).is_ok_and(|v| v == "2"),
-            },
-            ServerInfo {
-                name: "pinlog-demo-weather".into(),
-                version: "1.0.0".into(),
-                title: None,
-                instructions: None,
-            },
-        );
-        let stdin = std::io::stdin();
-        return match run_stdio(&server, stdin.lock(), std::io::stdout()) {
-            Ok(()) => 0,
-            Err(_) => 1,
-        };
+/// Runs the bundled server on standard input and output (what the demo's proxy starts): exit 0
+/// when the client closed the session, 1 when the streams failed (said by the proxy, not here).
+pub fn serve() -> Exit {
+    let server = McpServer::new(
+        Weather {
+            second: std::env::var(SURFACE).is_ok_and(|v| v == "2"),
+        },
+        ServerInfo {
+            name: "pinlog-demo-weather".into(),
+            version: "1.0.0".into(),
+            title: None,
+            instructions: None,
+        },
+    );
+    let stdin = std::io::stdin();
+    match run_stdio(&server, stdin.lock(), std::io::stdout()) {
+        Ok(()) => Exit::Ok,
+        Err(_) => Exit::Bad,
     }
+}
+
+/// Runs the demo: exit 0 when the first session pinned and worked and the second was blocked
+/// before its call reached the server; 1 otherwise, or when the demo could not run.
+pub fn demo() -> Result<Exit, Failure> {
     match run_demo() {
-        Ok(true) => 0,
-        Ok(false) => 1,
-        Err(e) => {
-            eprintln!("pinlog demo: error: {}", pinlog_core::render::safe(&e));
-            1
-        }
+        Ok(true) => Ok(Exit::Ok),
+        Ok(false) => Ok(Exit::Bad),
+        Err(e) => Err(Failure::bad(e)),
     }
 }
 

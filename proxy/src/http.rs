@@ -41,13 +41,14 @@ use pinlog_mcp::revision::{Era, Revision};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use crate::cli::{DriftMode, ProxyArgs};
 use crate::message::{self, Id, Message};
 use crate::pins::{LockPins, StorePins};
 use crate::queue::{self, Budget};
+use crate::run::ProxyOptions;
 use crate::session::{Action, OnDrift, Outcome, Pins, Session};
 use crate::stdio::MAX_MESSAGE;
 use crate::store::{ServerKey, Store};
+use pinlog_core::exit::Failure;
 
 const SESSION: &str = "mcp-session-id";
 const VERSION: &str = "mcp-protocol-version";
@@ -74,22 +75,21 @@ pub struct HttpOptions {
 /// `pinlog proxy --listen ADDR --upstream URL`: serves until SIGINT or SIGTERM (exit 0). Exit 2
 /// for an address that is not loopback or an upstream that is not an http(s) URL; 4 when the
 /// store or the lockfile cannot be read or the address cannot be bound.
-pub fn run_cli(args: &ProxyArgs, upstream: &str) -> Result<u8, (u8, String)> {
+pub fn run_listener(args: &ProxyOptions, upstream: &str) -> Result<u8, Failure> {
     let listen = args
         .listen
-        .ok_or((2, "--upstream needs --listen ADDR".to_string()))?;
+        .ok_or_else(|| Failure::usage("--upstream needs --listen ADDR"))?;
     // The proxy passes requests on with the client's credentials and has none of its own to
     // ask for: only this machine may reach it.
     if !listen.ip().is_loopback() {
-        return Err((
-            2,
-            format!("--listen {listen}: only a loopback address (127.0.0.1, [::1]) is served"),
-        ));
+        return Err(Failure::usage(format!(
+            "--listen {listen}: only a loopback address (127.0.0.1, [::1]) is served"
+        )));
     }
     let url = reqwest::Url::parse(upstream)
         .ok()
         .filter(|u| matches!(u.scheme(), "http" | "https"))
-        .ok_or((2, "--upstream must be an http or https URL".to_string()))?;
+        .ok_or_else(|| Failure::usage("--upstream must be an http or https URL"))?;
     // The URL itself may carry a token: the default label is its host and port only.
     let label = args.name.clone().unwrap_or_else(|| {
         let host = url.host_str().unwrap_or_default();
@@ -99,31 +99,28 @@ pub fn run_cli(args: &ProxyArgs, upstream: &str) -> Result<u8, (u8, String)> {
     // A store, a pin or a lockfile that cannot be read stops the proxy before it listens.
     let store = Store::home()
         .and_then(|h| Store::open(&h))
-        .map_err(|e| (4, e.to_string()))?;
+        .map_err(|e| Failure::unreadable(e.to_string()))?;
     let key = ServerKey::from_url(upstream);
     if let Err(e) = store.pinned(&key) {
-        return Err((4, format!("{e} (`pinlog forget {key}` drops the pin)")));
+        return Err(Failure::unreadable(format!(
+            "{e} (`pinlog forget {key}` drops the pin)"
+        )));
     }
     let lock = match &args.lock {
         None => None,
         Some(path) => {
             let bytes = pinlog_core::files::read_bounded(path, 64 << 20).map_err(|e| {
-                (
-                    4,
-                    format!("cannot read the lockfile {}: {e}", path.display()),
-                )
+                Failure::unreadable(format!("cannot read the lockfile {}: {e}", path.display()))
             })?;
-            let read = pinlog_core::lockfile::Lockfile::read(&bytes)
-                .map_err(|e| (4, format!("the lockfile {}: {e}", path.display())))?;
+            let read = pinlog_core::lockfile::Lockfile::read(&bytes).map_err(|e| {
+                Failure::unreadable(format!("the lockfile {}: {e}", path.display()))
+            })?;
             if args.only_locked && read.server(&label).is_none() {
-                return Err((
-                    4,
-                    format!(
-                        "the lockfile {} does not name the server {} and --only-locked is set",
-                        path.display(),
-                        quoted(&label, 64)
-                    ),
-                ));
+                return Err(Failure::unreadable(format!(
+                    "the lockfile {} does not name the server {} and --only-locked is set",
+                    path.display(),
+                    quoted(&label, 64)
+                )));
             }
             Some((bytes, path.display().to_string()))
         }
@@ -133,18 +130,17 @@ pub fn run_cli(args: &ProxyArgs, upstream: &str) -> Result<u8, (u8, String)> {
         key: key.clone(),
         label: label.clone(),
     };
-    let on_drift = match args.on_drift {
-        DriftMode::Block => OnDrift::Block,
-        DriftMode::Hold => OnDrift::Hold,
-    };
+    let on_drift = args.on_drift;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| (4, format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| Failure::unreadable(format!("cannot start the runtime: {e}")))?;
     let listener = runtime
         .block_on(TcpListener::bind(listen))
-        .map_err(|e| (4, format!("cannot listen on {listen}: {e}")))?;
-    let bound = listener.local_addr().map_err(|e| (4, e.to_string()))?;
+        .map_err(|e| Failure::unreadable(format!("cannot listen on {listen}: {e}")))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| Failure::unreadable(e.to_string()))?;
     eprintln!(
         "pinlog: listening on http://{bound}/ for {} (server key {key})",
         quoted(&label, 64)
@@ -166,7 +162,7 @@ pub fn run_cli(args: &ProxyArgs, upstream: &str) -> Result<u8, (u8, String)> {
         }
         None => runtime.block_on(serve(listener, options, store_pins, stop())),
     }
-    .map_err(|e| (4, e))?;
+    .map_err(Failure::unreadable)?;
     Ok(0)
 }
 

@@ -2,7 +2,6 @@
 //! pin store, and the commands that review and approve what drifted.
 
 pub mod check;
-pub mod cli;
 pub mod commands;
 pub mod demo;
 pub mod events;
@@ -14,6 +13,7 @@ pub mod mcp_server;
 pub mod message;
 pub mod pins;
 pub mod queue;
+pub mod run;
 pub mod session;
 pub mod stdio;
 pub mod store;

@@ -510,7 +510,7 @@ fn commands_find_servers_by_id_prefix_or_label_and_render_labels_safe() {
 
     // By prefix and by label; a shared label or a short prefix is refused with a reason.
     let (text, code) = commands::review(&store, &a.as_str()[..8], false).unwrap();
-    assert_eq!(code, 1, "{text}");
+    assert_eq!(code.code(), 1, "{text}");
     assert!(
         text.contains("tool-changed") && text.contains("- Adds two numbers\n"),
         "{text}"
@@ -522,12 +522,15 @@ fn commands_find_servers_by_id_prefix_or_label_and_render_labels_safe() {
     assert!(text.contains(&format!("pinlog approve {a}")), "{text}");
     let e = commands::review(&store, "twin", false).unwrap_err();
     assert!(
-        e.to_string().contains("several") && e.exit_code() == 2,
+        e.to_string().contains("several") && e.exit().code() == 2,
         "{e}"
     );
     assert!(commands::review(&store, &a.as_str()[..5], false).is_err());
     let (text, code) = commands::review(&store, b.as_str(), false).unwrap();
-    assert!(code == 0 && text.contains("nothing to review"), "{text}");
+    assert!(
+        code.code() == 0 && text.contains("nothing to review"),
+        "{text}"
+    );
     assert!(commands::pins(&store, Some("files\u{202e}txt"), true)
         .unwrap()
         .contains("+ Adds two numbers. Read"));

@@ -2,11 +2,14 @@
 
 pub mod canon;
 pub mod crawl;
+pub mod demo;
 pub mod digest;
 pub mod export;
 pub mod lock_check;
 pub mod log;
+pub mod pins;
 pub mod policy;
 pub mod probe;
+pub mod proxy;
 pub mod site;
 pub mod wrap;
