@@ -6,7 +6,7 @@ use std::path::Path;
 
 use pinlog_core::render;
 
-use crate::InputArgs;
+use crate::cli::input::InputArgs;
 use pinlog_core::exit::Failure;
 
 /// How text from outside is rendered in messages.

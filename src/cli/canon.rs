@@ -4,9 +4,20 @@ use std::io::Write;
 
 use pinlog_core::json;
 
+use crate::cli::input::InputArgs;
 use crate::io::{self, Render};
-use crate::CanonArgs;
+use clap::Args;
 use pinlog_core::exit::{Exit, Failure};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct CanonArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Write the canonical bytes to this file (whole or not at all) instead of standard output
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
 
 pub fn run(args: CanonArgs, render: Render) -> Result<Exit, Failure> {
     let input = io::read_input(&args.input)?;

@@ -21,9 +21,142 @@ use pinlog_log::publish;
 use pinlog_log::store::Store;
 use pinlog_mcp::guard::NetGuard;
 
+use crate::cli::look::LookArgs;
 use crate::io;
-use crate::CrawlArgs;
+use clap::Args;
 use pinlog_core::exit::{Exit, Failure};
+use pinlog_crawler::limits::Limits as CrawlLimits;
+
+#[derive(Args)]
+pub struct CrawlArgs {
+    /// The SQLite store (created on first use)
+    #[arg(long, value_name = "FILE", default_value = "data/log.db")]
+    pub db: PathBuf,
+    /// The log's name, for a store or key created by this run
+    #[arg(long, default_value = "pinlog.local/log")]
+    pub origin: String,
+    /// A discovery source to ask (repeat for several; default: all of them)
+    #[arg(long = "source", value_name = "SOURCE", value_parser = ["registry", "npm", "github", "seeds"])]
+    pub sources: Vec<String>,
+    /// The seed file: `npm:<pkg>[@ver]`, `pypi:<pkg>[==ver]`, `oci:<image>@sha256:…`, `remote:<url>`
+    #[arg(long, value_name = "FILE", default_value = "data/seeds.txt")]
+    pub seeds: PathBuf,
+    /// The opt-out list, applied before any probe (a missing or unreadable list stops the run)
+    #[arg(long, value_name = "FILE", default_value = "OPTOUT.txt")]
+    pub optout: PathBuf,
+    /// Look at no more than N servers in this run (never-seen and longest-unseen servers in turn)
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// How many servers are looked at at once
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
+    /// After the run, publish the log to DIR (tiles, bundles, blobs, signed checkpoint)
+    #[arg(long, value_name = "DIR", requires = "key")]
+    pub publish: Option<PathBuf>,
+    /// The signing key for --publish: created on first use (mode 0600, never in CI); its
+    /// verifier key is written beside it as KEYFILE.vkey
+    #[arg(long, value_name = "KEYFILE", requires = "publish")]
+    pub key: Option<PathBuf>,
+    /// Run as a daemon on this cron schedule (UTC; 5 fields: minute hour day month weekday, with
+    /// weekdays 1-7 from Sunday or by name)
+    #[arg(long, value_name = "CRON")]
+    pub schedule: Option<String>,
+    /// Run stdio servers WITHOUT a sandbox when bubblewrap is missing (they can then reach the
+    /// network and your files as you)
+    #[arg(long)]
+    pub unsandboxed: bool,
+    /// Let the SSRF guard connect to private, loopback and link-local addresses (for tests only)
+    #[arg(long)]
+    pub allow_private: bool,
+    /// The MCP registry's base URL
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "https://registry.modelcontextprotocol.io"
+    )]
+    pub registry_url: String,
+    /// The npm registry (search and installs)
+    #[arg(long, value_name = "URL", default_value = "https://registry.npmjs.org")]
+    pub npm_registry: String,
+    /// The PyPI simple index pip installs from
+    #[arg(long, value_name = "URL", default_value = "https://pypi.org/simple")]
+    pub pypi_index: String,
+    /// The GitHub API (topic search runs only when GITHUB_TOKEN is set)
+    #[arg(long, value_name = "URL", default_value = "https://api.github.com")]
+    pub github_api: String,
+    /// Where to make the private scratch directory for installs (default: the system's temp
+    /// dir); it is removed when the crawl ends
+    #[arg(long, value_name = "DIR")]
+    pub work: Option<PathBuf>,
+    /// The longest an install may take, in seconds
+    #[arg(long, value_name = "S", default_value_t = 300)]
+    pub install_timeout: u64,
+    /// The Python that makes venvs and runs pip
+    #[arg(long, value_name = "PATH", default_value = "python3")]
+    pub python: PathBuf,
+    /// The node that runs npm packages
+    #[arg(long, value_name = "PATH", default_value = "node")]
+    pub node: PathBuf,
+    /// The npm that installs them
+    #[arg(long, value_name = "PATH", default_value = "npm")]
+    pub npm: PathBuf,
+    /// The memory of one sandboxed server, all its processes together (cgroup; per process
+    /// without one)
+    #[arg(long, value_name = "BYTES", default_value_t = CrawlLimits::default().memory_bytes)]
+    pub max_memory_bytes: u64,
+    /// The processes and threads one sandboxed server may have at once
+    #[arg(long, value_name = "N", default_value_t = CrawlLimits::default().processes)]
+    pub max_processes: u64,
+    /// The CPU time of each process of a sandboxed server, in seconds
+    #[arg(long, value_name = "S", default_value_t = CrawlLimits::default().cpu_seconds)]
+    pub max_cpu_seconds: u64,
+    /// The size of each of a sandboxed server's tmpfs (/tmp and its home)
+    #[arg(long, value_name = "BYTES", default_value_t = CrawlLimits::default().tmpfs_bytes)]
+    pub max_tmpfs_bytes: u64,
+    /// The largest file a sandboxed server may write
+    #[arg(long, value_name = "BYTES", default_value_t = CrawlLimits::default().file_bytes)]
+    pub max_file_bytes: u64,
+    /// What one package may unpack when installed, all files together
+    #[arg(long, value_name = "BYTES", default_value_t = CrawlLimits::default().unpacked_bytes)]
+    pub max_unpacked_bytes: u64,
+    #[command(flatten)]
+    pub look: LookArgs,
+}
+
+impl CrawlArgs {
+    pub fn limits(&self) -> CrawlLimits {
+        CrawlLimits {
+            memory_bytes: self.max_memory_bytes,
+            processes: self.max_processes,
+            cpu_seconds: self.max_cpu_seconds,
+            tmpfs_bytes: self.max_tmpfs_bytes,
+            file_bytes: self.max_file_bytes,
+            unpacked_bytes: self.max_unpacked_bytes,
+        }
+    }
+}
+
+/// The crawler's own step between itself and bubblewrap (docs/OPERATIONS.md, "Caps").
+#[derive(Args)]
+pub struct SandboxExecArgs {
+    /// A cgroup.procs file to join (repeatable)
+    #[arg(long, value_name = "FILE")]
+    pub join: Vec<PathBuf>,
+    #[arg(long, value_name = "S")]
+    pub cpu_seconds: u64,
+    #[arg(long, value_name = "BYTES")]
+    pub file_bytes: u64,
+    #[arg(long, value_name = "BYTES")]
+    pub data_bytes: Option<u64>,
+    #[arg(long, value_name = "N")]
+    pub processes: Option<u64>,
+    /// The command is bubblewrap: hand it the seccomp filters
+    #[arg(long)]
+    pub seccomp: bool,
+    /// The command, after --
+    #[arg(last = true, required = true)]
+    pub command: Vec<std::ffi::OsString>,
+}
 
 pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
     let when = args
@@ -296,4 +429,19 @@ fn value(s: &str) -> String {
     let mut out = Vec::new();
     pinlog_core::json::write_string(&mut out, &render::safe(s));
     String::from_utf8(out).expect("JSON strings are UTF-8")
+}
+
+/// `sandbox-exec`: joins the look's cgroups, sets its rlimits and execs the command; returns
+/// only when that failed, with exit 126 as a shell does for a command it could not run.
+pub fn sandbox_exec(args: SandboxExecArgs) -> u8 {
+    let confinement = pinlog_crawler::confine::Confinement {
+        join: args.join,
+        cpu_seconds: args.cpu_seconds,
+        file_bytes: args.file_bytes,
+        data_bytes: args.data_bytes,
+        processes: args.processes,
+        seccomp: args.seccomp,
+    };
+    eprintln!("pinlog sandbox-exec: {}", confinement.exec(&args.command));
+    126
 }

@@ -5,9 +5,19 @@ use std::io::Write;
 use pinlog_core::digest::{Digest, Listing};
 use pinlog_core::json;
 
+use crate::cli::input::InputArgs;
 use crate::io::{self, Render};
-use crate::DigestArgs;
+use clap::Args;
 use pinlog_core::exit::{Exit, Failure};
+
+#[derive(Args)]
+pub struct DigestArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Read a JSON array of tools or prompts and print each digest and the set hash
+    #[arg(long)]
+    pub listing: bool,
+}
 
 pub fn run(args: DigestArgs, render: Render) -> Result<Exit, Failure> {
     let input = io::read_input(&args.input)?;

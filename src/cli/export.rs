@@ -2,9 +2,26 @@
 
 use pinlog_clients::export::{self, ExportError};
 
+use crate::cli::look::LookArgs;
 use crate::io;
-use crate::ExportArgs;
+use clap::Args;
 use pinlog_core::exit::{Exit, Failure};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// The client configuration (claude_desktop_config.json, .mcp.json, .vscode/mcp.json, …)
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// Only this server (repeatable); the manifest's scope names them
+    #[arg(long, value_name = "ID")]
+    pub server: Vec<String>,
+    #[command(flatten)]
+    pub look: LookArgs,
+    /// Where to write the manifest (whole or not at all)
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+}
 
 pub fn run(args: ExportArgs) -> Result<Exit, Failure> {
     let config = pinlog_core::files::read_bounded(&args.config, 16 << 20)

@@ -11,8 +11,78 @@ use pinlog_log::store::Store;
 use pinlog_log::tiles::MAX_ENTRY;
 
 use crate::io;
-use crate::{AppendArgs, InitArgs, ProveArgs, PublishArgs};
+use clap::{Args, Subcommand};
 use pinlog_core::exit::{Exit, Failure};
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum LogCommand {
+    /// Create the log store and its signing key (if absent), and print the public key
+    ///
+    /// The key file is created with mode 0600 and never when the CI environment variable is set.
+    Init(InitArgs),
+    /// Append one entry (canonical JSON, docs/SPEC-log.md) and its surface blob
+    Append(AppendArgs),
+    /// Write the log as C2SP tlog-tiles to a directory and sign a checkpoint for it
+    ///
+    /// Tiles, bundles and blobs are written first and the checkpoint last, each whole or not at
+    /// all. Refuses (exit 1) to sign a tree that does not extend the last checkpoint signed.
+    Publish(PublishArgs),
+    /// Print the c2sp.org/tlog-proof@v1 inclusion receipt of one entry of a published log
+    Prove(ProveArgs),
+}
+
+#[derive(Args)]
+pub struct InitArgs {
+    /// The SQLite store to create (or open)
+    #[arg(long, value_name = "FILE", default_value = "data/log.db")]
+    pub db: PathBuf,
+    /// The log's name, as checkpoints carry it: a URL without scheme, e.g. example.com/pinlog
+    #[arg(long)]
+    pub origin: String,
+    /// The signing key file: read if present, else created
+    #[arg(long, value_name = "KEYFILE")]
+    pub key: PathBuf,
+}
+
+#[derive(Args)]
+pub struct AppendArgs {
+    /// The SQLite store
+    #[arg(long, value_name = "FILE", default_value = "data/log.db")]
+    pub db: PathBuf,
+    /// The entry: canonical JSON, at most 65535 bytes
+    #[arg(value_name = "ENTRY.json")]
+    pub entry: PathBuf,
+    /// The surface the entry's `blob` names, if the store does not hold it yet
+    #[arg(long, value_name = "SURFACE.json")]
+    pub blob: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct PublishArgs {
+    /// The SQLite store
+    #[arg(long, value_name = "FILE", default_value = "data/log.db")]
+    pub db: PathBuf,
+    /// The signing key file
+    #[arg(long, value_name = "KEYFILE")]
+    pub key: PathBuf,
+    /// The directory to publish to
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Args)]
+pub struct ProveArgs {
+    /// The published log directory
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+    /// The entry's index
+    #[arg(long, value_name = "N")]
+    pub index: u64,
+    /// Write the receipt to this file instead of standard output
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
 
 /// The largest surface blob `append` reads.
 const MAX_BLOB: u64 = 64 << 20;

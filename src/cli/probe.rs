@@ -6,9 +6,36 @@ use pinlog_core::render;
 use pinlog_mcp::probe::{self, Look, Target};
 use pinlog_mcp::stdio::Launch;
 
+use crate::cli::look::LookArgs;
 use crate::io;
-use crate::ProbeArgs;
+use clap::Args;
 use pinlog_core::exit::{Exit, Failure};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct ProbeArgs {
+    #[command(flatten)]
+    pub look: LookArgs,
+    /// The server's id in the manifest
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Write the manifest to this file (whole or not at all) instead of standard output
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// A header sent with every HTTP request, `Name: value` (repeatable)
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+    pub headers: Vec<String>,
+    /// The server's Streamable HTTP endpoint (http:// or https://)
+    #[arg(
+        value_name = "URL",
+        required_unless_present = "command",
+        conflicts_with = "command"
+    )]
+    pub url: Option<String>,
+    /// The server's command and its arguments, run over stdio
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
 
 pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
     let launch = Launch {
