@@ -4,10 +4,10 @@ use std::fs::File;
 use std::io::{self, IsTerminal, Read};
 use std::path::Path;
 
+use pinlog_core::exit::Failure;
 use pinlog_core::render;
 
 use crate::cli::input::InputArgs;
-use pinlog_core::exit::Failure;
 
 /// How text from outside is rendered in messages.
 #[derive(Clone, Copy)]

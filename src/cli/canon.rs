@@ -1,14 +1,14 @@
 //! `pinlog canon`: the canonical bytes of one document.
 
 use std::io::Write;
+use std::path::PathBuf;
 
+use clap::Args;
+use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::json;
 
 use crate::cli::input::InputArgs;
 use crate::io::{self, Render};
-use clap::Args;
-use pinlog_core::exit::{Exit, Failure};
-use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct CanonArgs {

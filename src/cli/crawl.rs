@@ -6,12 +6,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::render;
 use pinlog_crawler::candidate::SourceKind;
 use pinlog_crawler::cgroup::Cgroups;
 use pinlog_crawler::discover::{Discovery, Sources};
 use pinlog_crawler::install::Installers;
+use pinlog_crawler::limits::Limits as CrawlLimits;
 use pinlog_crawler::look::Looker;
 use pinlog_crawler::run::{self, Crawl, Observer, Reported, Summary, Verdict};
 use pinlog_crawler::sandbox::{self, Isolation};
@@ -23,9 +26,6 @@ use pinlog_mcp::guard::NetGuard;
 
 use crate::cli::look::LookArgs;
 use crate::io;
-use clap::Args;
-use pinlog_core::exit::{Exit, Failure};
-use pinlog_crawler::limits::Limits as CrawlLimits;
 
 #[derive(Args)]
 pub struct CrawlArgs {

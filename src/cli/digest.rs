@@ -2,13 +2,13 @@
 
 use std::io::Write;
 
+use clap::Args;
 use pinlog_core::digest::{Digest, Listing};
+use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::json;
 
 use crate::cli::input::InputArgs;
 use crate::io::{self, Render};
-use clap::Args;
-use pinlog_core::exit::{Exit, Failure};
 
 #[derive(Args)]
 pub struct DigestArgs {

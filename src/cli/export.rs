@@ -1,12 +1,13 @@
 //! `pinlog export`: every server of a client configuration, as one manifest.
 
+use std::path::PathBuf;
+
+use clap::Args;
 use pinlog_clients::export::{self, ExportError};
+use pinlog_core::exit::{Exit, Failure};
 
 use crate::cli::look::LookArgs;
 use crate::io;
-use clap::Args;
-use pinlog_core::exit::{Exit, Failure};
-use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ExportArgs {

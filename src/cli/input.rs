@@ -1,9 +1,11 @@
 //! The input of `canon` and `digest`: a JSON file or standard input, and how it is read and shown.
 
-use crate::io::Render;
+use std::path::PathBuf;
+
 use clap::Args;
 use pinlog_core::json::Limits;
-use std::path::PathBuf;
+
+use crate::io::Render;
 
 #[derive(Args)]
 pub struct InputArgs {

@@ -2,12 +2,11 @@
 
 use std::time::Duration;
 
+use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::lockfile::Lockfile;
 use pinlog_core::render::safe;
 use pinlog_crawler::registry_check::{check, Registries, Verdict};
 use pinlog_gate::cli::LockArgs;
-
-use pinlog_core::exit::{Exit, Failure};
 
 pub fn run(args: LockArgs) -> Result<Exit, Failure> {
     let path = &args.output;

@@ -1,8 +1,11 @@
 //! `pinlog log …`: the operator's commands over the log store.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 
+use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::files::read_bounded;
 use pinlog_core::render;
 use pinlog_log::keyfile;
@@ -11,9 +14,6 @@ use pinlog_log::store::Store;
 use pinlog_log::tiles::MAX_ENTRY;
 
 use crate::io;
-use clap::{Args, Subcommand};
-use pinlog_core::exit::{Exit, Failure};
-use std::path::PathBuf;
 
 #[derive(Subcommand)]
 pub enum LogCommand {

@@ -1,16 +1,16 @@
 //! `pinlog probe`: the surface of one server, as a one-server manifest.
 
 use std::io::Write;
+use std::path::PathBuf;
 
+use clap::Args;
+use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::render;
 use pinlog_mcp::probe::{self, Look, Target};
 use pinlog_mcp::stdio::Launch;
 
 use crate::cli::look::LookArgs;
 use crate::io;
-use clap::Args;
-use pinlog_core::exit::{Exit, Failure};
-use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ProbeArgs {

@@ -1,14 +1,14 @@
 //! `pinlog site build` and `pinlog report month`.
 
+use std::path::PathBuf;
 use std::time::SystemTime;
 
+use clap::{Args, Subcommand};
+use pinlog_core::exit::{Exit, Failure};
 use pinlog_site::build::{self, Options};
 use pinlog_site::report;
 
 use crate::io;
-use clap::{Args, Subcommand};
-use pinlog_core::exit::{Exit, Failure};
-use std::path::PathBuf;
 
 #[derive(Subcommand)]
 pub enum SiteCommand {
