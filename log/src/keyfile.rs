@@ -3,9 +3,9 @@
 use pinlog_core::exit::Failure;
 use std::fmt;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::note::SignerKey;
+use crate::note::{SignerKey, VerifierKey};
 use pinlog_core::files::read_bounded;
 
 /// Why the key could not be had.
@@ -75,6 +75,46 @@ pub fn load_or_create(path: &Path, origin: &str) -> Result<(SignerKey, bool), Ke
     write_new_private(path, format!("{}\n", key.to_private_text()).as_bytes())
         .map_err(|e| KeyFileError::Io(format!("cannot create {}: {e}", path.display())))?;
     Ok((key, true))
+}
+
+/// A verifier key a user pinned, and where it was given (`--vkey`, or the file it was read from),
+/// for messages.
+pub struct PinnedKey {
+    pub key: VerifierKey,
+    pub from: String,
+}
+
+/// The verifier keys a user pins: each of `texts` (given as `flag`), then each line of each of
+/// `files` (`#` starts a comment; blank lines are skipped). A key that does not parse is a wrong
+/// command line (exit 2); a file that cannot be read, an input that could not be (exit 4).
+pub fn pinned_keys(
+    flag: &str,
+    texts: &[String],
+    files: &[PathBuf],
+) -> Result<Vec<PinnedKey>, Failure> {
+    let parse = |text: &str, from: String| {
+        VerifierKey::parse(text.trim())
+            .map(|key| PinnedKey {
+                key,
+                from: from.clone(),
+            })
+            .map_err(|e| Failure::usage(format!("{from}: {e}")))
+    };
+    let mut keys = Vec::new();
+    for text in texts {
+        keys.push(parse(text, flag.to_string())?);
+    }
+    for f in files {
+        let bytes = read_bounded(f, 64 << 10)
+            .map_err(|e| Failure::unreadable(format!("cannot read {}: {e}", f.display())))?;
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if !line.is_empty() {
+                keys.push(parse(line, f.display().to_string())?);
+            }
+        }
+    }
+    Ok(keys)
 }
 
 /// Creates `path` readable by its owner only, failing if it exists.

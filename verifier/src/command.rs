@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::files::read_bounded;
 use pinlog_core::render;
+use pinlog_log::keyfile::pinned_keys;
 use pinlog_log::note::VerifierKey;
 
 use crate::checkpoint::Policy;
@@ -116,27 +117,12 @@ fn report(e: &crate::VerifyError, what: &str) -> Result<Exit, Failure> {
     }
 }
 
-fn parse_key(text: &str, from: &str) -> Result<VerifierKey, Failure> {
-    VerifierKey::parse(text.trim()).map_err(|e| Failure::usage(format!("{from}: {e}")))
-}
-
 /// The keys and the quorum the arguments pin.
 fn policy(args: &VerifyLogOptions) -> Result<Policy, Failure> {
-    let mut log_keys = Vec::new();
-    for v in &args.vkey {
-        log_keys.push(parse_key(v, "--vkey")?);
-    }
-    for f in &args.vkey_file {
-        let bytes = read_bounded(f, 64 << 10)
-            .map_err(|e| Failure::unreadable(format!("cannot read {}: {e}", f.display())))?;
-        let text = String::from_utf8_lossy(&bytes);
-        for line in text.lines() {
-            let line = line.split('#').next().unwrap_or("").trim();
-            if !line.is_empty() {
-                log_keys.push(parse_key(line, &f.display().to_string())?);
-            }
-        }
-    }
+    let log_keys: Vec<VerifierKey> = pinned_keys("--vkey", &args.vkey, &args.vkey_file)?
+        .into_iter()
+        .map(|p| p.key)
+        .collect();
     if log_keys.is_empty() {
         return Err(Failure::usage(
             "give the log's public key with --vkey or --vkey-file (docs/VERIFYING.md says where \
@@ -150,8 +136,8 @@ fn policy(args: &VerifyLogOptions) -> Result<Policy, Failure> {
         )));
     }
     let mut witnesses = Vec::new();
-    for w in &args.witness {
-        let key = parse_key(w, "--witness")?;
+    for w in pinned_keys("--witness", &args.witness, &[])? {
+        let key = w.key;
         if !key.is_cosignature() {
             return Err(Failure::usage(format!(
                 "--witness {}: not a tlog-cosignature/v1 key (its key type is not 0x04)",
