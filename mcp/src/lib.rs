@@ -12,6 +12,7 @@ pub mod guard;
 pub mod http;
 pub mod jsonrpc;
 pub mod listing;
+pub mod message;
 pub mod probe;
 pub mod revision;
 pub mod sse_legacy;

@@ -11,7 +11,6 @@ pub mod launch;
 pub mod lines;
 pub mod lookup;
 pub mod mcp_server;
-pub mod message;
 pub mod pins;
 pub mod policy;
 pub mod queue;

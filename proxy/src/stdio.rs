@@ -205,19 +205,25 @@ fn writer<W: AsyncWrite + Unpin + Send + 'static>(mut out: W) -> Queue {
     Queue { tx, budget }
 }
 
+/// A message as a line of the stdio transport.
+fn line(mut message: Vec<u8>) -> Vec<u8> {
+    message.push(b'\n');
+    message
+}
+
 fn apply(actions: Vec<Action>, server: &mut Option<Queue>, client: &Queue) {
     for action in actions {
         match action {
-            Action::ToServer(bytes) => {
+            Action::ToServer(message) => {
                 if let Some(s) = server.as_ref() {
-                    if s.send(bytes).is_err() {
+                    if s.send(line(message)).is_err() {
                         *server = None;
                     }
                 }
             }
             // A client that went away is noticed when its input ends.
-            Action::ToClient(bytes) => {
-                let _ = client.send(bytes);
+            Action::ToClient(message) => {
+                let _ = client.send(line(message));
             }
             Action::Note(text) => eprintln!("pinlog: {text}"),
         }
