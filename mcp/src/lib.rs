@@ -11,6 +11,7 @@ pub mod export;
 pub mod guard;
 pub mod http;
 pub mod jsonrpc;
+pub mod lines;
 pub mod listing;
 pub mod message;
 pub mod probe;

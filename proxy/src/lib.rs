@@ -8,7 +8,6 @@ pub mod demo;
 pub mod events;
 pub mod http;
 pub mod launch;
-pub mod lines;
 pub mod lookup;
 pub mod mcp_server;
 pub mod pins;

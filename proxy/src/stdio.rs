@@ -7,10 +7,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use pinlog_core::render::safe;
-use tokio::io::{AsyncWrite, AsyncWriteExt};
+use pinlog_mcp::lines::Lines;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::lines::Lines;
 use crate::queue::Budget;
 use crate::session::{Action, OnDrift, Outcome, Pins, Session};
 
@@ -65,8 +65,8 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
     // from either side may be answered to both.
     let mut to_server = Some(writer(child.stdin.take().expect("piped")));
     let to_client = writer(tokio::io::stdout());
-    let mut server_out = Lines::new(child.stdout.take().expect("piped"), MAX_MESSAGE);
-    let mut server_err = Lines::new(child.stderr.take().expect("piped"), 64 << 10);
+    let mut server_out = lines(child.stdout.take().expect("piped"), MAX_MESSAGE);
+    let mut server_err = lines(child.stderr.take().expect("piped"), 64 << 10);
     let label = options.label.clone();
     tokio::spawn(async move {
         // The server's standard error is shown as text, never as bytes a terminal would obey;
@@ -83,7 +83,7 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
             }
         }
     });
-    let mut client_in = Lines::new(tokio::io::stdin(), MAX_MESSAGE);
+    let mut client_in = lines(tokio::io::stdin(), MAX_MESSAGE);
     let mut session = Session::new(pins, &options.label, options.on_drift, MAX_MESSAGE);
     let (mut client_open, mut server_open) = (true, true);
     loop {
@@ -156,6 +156,11 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
         Outcome::Blocked => Ended::Blocked,
         Outcome::Unchecked => Ended::Unchecked,
     })
+}
+
+/// The lines of `input`, read through a buffer of 64 KiB.
+fn lines<R: AsyncRead + Unpin>(input: R, max: usize) -> Lines<BufReader<R>> {
+    Lines::new(BufReader::with_capacity(64 << 10, input), max)
 }
 
 /// A deadline as a sleep; never ends without one (the branch is disabled then).
