@@ -9,6 +9,7 @@ use crate::caps::Caps;
 use crate::error::WireError;
 use crate::http::HttpTransport;
 use crate::jsonrpc::{self, Incoming};
+use crate::message;
 use crate::revision::{Era, Revision};
 use crate::sse_legacy::SseLegacyTransport;
 use crate::stdio::{Exit, Stderr, StdioTransport};
@@ -93,7 +94,7 @@ impl Client {
         let wait = Duration::from_millis(self.caps.call_ms);
         let exchange = async {
             self.transport
-                .send(&jsonrpc::request(id, method, params), Some(method))
+                .send(&message::request(&id.into(), method, params), Some(method))
                 .await?;
             self.answer(id, method).await
         };
@@ -134,7 +135,7 @@ impl Client {
 
     pub async fn notify(&mut self, method: &str) -> Result<(), WireError> {
         self.transport
-            .send(&jsonrpc::notification(method), Some(method))
+            .send(&message::notification(method, None), Some(method))
             .await
     }
 

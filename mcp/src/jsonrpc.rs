@@ -1,11 +1,12 @@
-//! JSON-RPC 2.0 messages as MCP uses them: what the client writes, and what it makes of what a
-//! server writes, read with the core strict reader.
+//! JSON-RPC 2.0 as the client takes it: what it makes of what a server writes (read with the core
+//! strict reader, classified by [`message::kind`]), and its answers to a server's requests.
 
 use std::fmt;
 
-use pinlog_core::json::{self, Limits, Value};
+use pinlog_core::json::{self, Limits, Object, Value};
 
 use crate::error::WireError;
+use crate::message::{self, Id, Kind, KindError};
 
 /// A JSON-RPC error object from a server.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,25 +61,34 @@ pub fn read(bytes: &[u8], max: usize) -> Result<Incoming, WireError> {
     }
     // A message that is both a request and an answer is neither: taken for either, it would
     // pass on what the other reading never checked.
-    if o.get("method").is_some() && (o.get("result").is_some() || o.get("error").is_some()) {
-        return Err(WireError::Malformed(
-            "a message holds \"method\" beside \"result\" or \"error\"".into(),
-        ));
-    }
-    let method = o.get("method").map(|m| {
-        m.as_str()
+    let kind = match message::kind(o) {
+        Err(KindError::RequestAndAnswer) => {
+            return Err(WireError::Malformed(
+                "a message holds \"method\" beside \"result\" or \"error\"".into(),
+            ))
+        }
+        k => k,
+    };
+    let method = || {
+        o.get("method")
+            .and_then(Value::as_str)
             .map(str::to_string)
             .ok_or_else(|| WireError::Malformed("\"method\" is not a string".into()))
-    });
-    match (method, o.get("id")) {
-        (Some(m), None) => Ok(Incoming::Notification { method: m? }),
-        (Some(m), Some(id)) => Ok(Incoming::Request {
-            id: id.clone().into_owned(),
-            method: m?,
+    };
+    match kind {
+        Ok(Kind::Notification) => Ok(Incoming::Notification { method: method()? }),
+        Ok(Kind::Request) => Ok(Incoming::Request {
+            id: o
+                .get("id")
+                .expect("a request holds an id")
+                .clone()
+                .into_owned(),
+            method: method()?,
         }),
-        (None, Some(id)) => {
-            let id = match id {
-                Value::Number(n) => n.literal().parse::<u64>().ok(),
+        // An id this client never uses makes an answer not one for it, whatever else it holds.
+        Ok(Kind::Response) | Err(KindError::NotOneAnswer) => {
+            let id = match o.get("id") {
+                Some(Value::Number(n)) => n.literal().parse::<u64>().ok(),
                 _ => None,
             };
             let Some(id) = id else {
@@ -87,17 +97,11 @@ pub fn read(bytes: &[u8], max: usize) -> Result<Incoming, WireError> {
             let outcome = match (o.get("result"), o.get("error")) {
                 (Some(r), None) => Ok(r.clone().into_owned()),
                 (None, Some(e)) => Err(rpc_error(e)?),
-                _ => {
-                    return Err(WireError::Malformed(
-                        "a response holds exactly one of \"result\" and \"error\"".into(),
-                    ))
-                }
+                _ => return Err(WireError::Malformed(KindError::NotOneAnswer.to_string())),
             };
             Ok(Incoming::Response { id, outcome })
         }
-        (None, None) => Err(WireError::Malformed(
-            "a message without \"method\" or \"id\"".into(),
-        )),
+        Err(e) => Err(WireError::Malformed(e.to_string())),
     }
 }
 
@@ -150,27 +154,6 @@ impl Out {
     }
 }
 
-/// A request: `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}`.
-pub fn request(id: u64, method: &str, params: &[u8]) -> Vec<u8> {
-    let mut out = Out::default()
-        .raw(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":"))
-        .string(method)
-        .raw(",\"params\":")
-        .into_bytes();
-    out.extend_from_slice(params);
-    out.push(b'}');
-    out
-}
-
-/// A notification: `{"jsonrpc":"2.0","method":<method>}`.
-pub fn notification(method: &str) -> Vec<u8> {
-    Out::default()
-        .raw("{\"jsonrpc\":\"2.0\",\"method\":")
-        .string(method)
-        .raw("}")
-        .into_bytes()
-}
-
 /// The answer to a server's request: an empty result for `ping`, "method not found" for the rest
 /// (this client offers no capability a server could call on).
 pub fn answer(id: &Value<'_>, method: &str) -> Vec<u8> {
@@ -179,21 +162,11 @@ pub fn answer(id: &Value<'_>, method: &str) -> Vec<u8> {
     if json::write_canonical(id, &mut id_text).is_err() {
         id_text = b"null".to_vec();
     }
-    let id_text = String::from_utf8_lossy(&id_text).into_owned();
+    let id = Id(String::from_utf8_lossy(&id_text).into_owned());
     if method == "ping" {
-        Out::default()
-            .raw(&format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{id_text},\"result\":{{}}}}"
-            ))
-            .into_bytes()
+        message::response(&id, &Value::Object(Object::default()))
     } else {
-        Out::default()
-            .raw(&format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{id_text},\"error\":{{\"code\":-32601,\"message\":"
-            ))
-            .string(&format!("Method not found: {method}"))
-            .raw("}}")
-            .into_bytes()
+        message::error(&id, -32601, &format!("Method not found: {method}"))
     }
 }
 
@@ -274,15 +247,7 @@ mod tests {
     }
 
     #[test]
-    fn writes_requests_and_answers() {
-        assert_eq!(
-            String::from_utf8(request(7, "tools/list", b"{}")).unwrap(),
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#
-        );
-        assert_eq!(
-            String::from_utf8(notification("notifications/initialized")).unwrap(),
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
-        );
+    fn writes_answers() {
         let id = json::parse(br#""s-1""#, Limits::default()).unwrap();
         assert_eq!(
             String::from_utf8(answer(&id, "ping")).unwrap(),

@@ -7,11 +7,12 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::caps::Caps;
 use crate::error::WireError;
+use crate::lines::{self, Lines};
 
 /// How to start a server: an explicit argv, never a shell.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -62,11 +63,10 @@ impl std::fmt::Display for Exit {
 pub struct StdioTransport {
     child: Child,
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    stdout: Lines<BufReader<ChildStdout>>,
     stderr: Arc<Mutex<Stderr>>,
     /// The server closed its output or input: it is ending, or ended, on its own.
     gone: bool,
-    received: u64,
     caps: Caps,
 }
 
@@ -94,7 +94,13 @@ impl StdioTransport {
             WireError::Unreachable(format!("cannot start {}: {e}", program.to_string_lossy()))
         })?;
         let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        // A message must end with its line end: one cut off by the end of the output is not read.
+        let stdout = Lines::new(
+            BufReader::new(child.stdout.take().expect("stdout is piped")),
+            caps.message_bytes,
+        )
+        .total(caps.total_bytes)
+        .whole_lines_only();
         let stderr = Arc::new(Mutex::new(Stderr::default()));
         let mut err_pipe = child.stderr.take().expect("stderr is piped");
         let sink = Arc::clone(&stderr);
@@ -117,7 +123,6 @@ impl StdioTransport {
             stdout,
             stderr,
             gone: false,
-            received: 0,
             caps,
         })
     }
@@ -140,52 +145,38 @@ impl StdioTransport {
         })
     }
 
-    /// The next non-empty line, at most `message_bytes` long.
+    /// The next line that is not blank, at most `message_bytes` long.
     pub async fn recv(&mut self) -> Result<Vec<u8>, WireError> {
-        let mut line = Vec::new();
         loop {
-            let buf = match self.stdout.fill_buf().await {
-                Ok(b) => b,
-                Err(e) => {
+            let mut line = match self.stdout.next().await {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    self.gone = true;
+                    return Err(WireError::Closed(
+                        "the server closed its output before answering".into(),
+                    ));
+                }
+                Err(lines::Error::Io(e)) => {
                     self.gone = true;
                     return Err(WireError::Closed(format!(
                         "reading the server's output: {e}"
                     )));
                 }
-            };
-            if buf.is_empty() {
-                self.gone = true;
-                return Err(WireError::Closed(
-                    "the server closed its output before answering".into(),
-                ));
-            }
-            let (take, end) = match buf.iter().position(|&b| b == b'\n') {
-                Some(i) => (i + 1, true),
-                None => (buf.len(), false),
-            };
-            line.extend_from_slice(&buf[..take]);
-            self.stdout.consume(take);
-            self.received += take as u64;
-            if line.len() > self.caps.message_bytes + 1 {
-                return Err(WireError::TooLarge(format!(
-                    "a message longer than {} bytes",
-                    self.caps.message_bytes
-                )));
-            }
-            if self.received > self.caps.total_bytes {
-                return Err(WireError::TooLarge(format!(
-                    "more than {} bytes from the server in all",
-                    self.caps.total_bytes
-                )));
-            }
-            if end {
-                while matches!(line.last(), Some(b'\n' | b'\r')) {
-                    line.pop();
+                Err(e @ lines::Error::TooLong(_)) => {
+                    return Err(WireError::TooLarge(e.to_string()))
                 }
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    line.clear();
-                    continue;
+                Err(lines::Error::TooMuch(total)) => {
+                    return Err(WireError::TooLarge(format!(
+                        "more than {total} bytes from the server in all"
+                    )))
                 }
+            };
+            // Here a line of whitespace is blank too, and every carriage return before the line
+            // end is dropped.
+            while line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            if !line.iter().all(u8::is_ascii_whitespace) {
                 return Ok(line);
             }
         }

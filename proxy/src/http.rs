@@ -37,11 +37,11 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use pinlog_core::render::{quoted, safe};
 use pinlog_core::Value;
 use pinlog_mcp::http::EventParser;
+use pinlog_mcp::message::{self, Id, Message};
 use pinlog_mcp::revision::{Era, Revision};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use crate::message::{self, Id, Message};
 use crate::pins::{LockPins, StorePins};
 use crate::queue::{self, Budget};
 use crate::run::ProxyOptions;
@@ -604,9 +604,7 @@ struct Refusal {
 
 impl Refusal {
     fn answer(self, id: &Id) -> Response<Body> {
-        let mut bytes =
-            message::error_with_data(id, self.code, &self.message, self.data.as_deref());
-        trim_end(&mut bytes);
+        let bytes = message::error_with_data(id, self.code, &self.message, self.data.as_deref());
         respond(StatusCode::BAD_REQUEST, "application/json", full(bytes))
     }
 }
@@ -851,8 +849,7 @@ fn route<P: Pins + Send + 'static>(
     arm(conn, st);
 }
 
-fn to_upstream<P: Pins>(conn: &Conn<P>, st: &mut State<P>, mut bytes: Vec<u8>, checking: bool) {
-    trim_end(&mut bytes);
+fn to_upstream<P: Pins>(conn: &Conn<P>, st: &mut State<P>, bytes: Vec<u8>, checking: bool) {
     let (id, method, params) = match message::read(&bytes, MAX_MESSAGE) {
         Ok(Message::Request { id, method, params }) => {
             (Some(id), Some(method), written(params.as_ref()))
@@ -914,8 +911,7 @@ fn to_upstream<P: Pins>(conn: &Conn<P>, st: &mut State<P>, mut bytes: Vec<u8>, c
 
 /// An answer goes to the request waiting for it; anything else on the stream of the request
 /// it came with, else on the client's GET stream, else nowhere.
-fn to_client<P: Pins>(st: &mut State<P>, mut bytes: Vec<u8>, origin: Option<&Stream>) {
-    trim_end(&mut bytes);
+fn to_client<P: Pins>(st: &mut State<P>, bytes: Vec<u8>, origin: Option<&Stream>) {
     let answers = match message::read(&bytes, MAX_MESSAGE) {
         Ok(Message::Response { id, .. }) => Some(id),
         _ => None,
@@ -1177,9 +1173,7 @@ fn answer_failed<P: Pins + Send + 'static>(
         ),
         None => "pinlog proxy: the upstream could not be reached".to_string(),
     };
-    let mut line = message::error(&id, -32603, &why);
-    trim_end(&mut line);
-    feed(conn, line, origin, None);
+    feed(conn, message::error(&id, -32603, &why), origin, None);
 }
 
 /// The upstream gave the session its id: the session is known by it from now on.
@@ -1231,12 +1225,6 @@ fn unreachable_note<P: Pins>(proxy: &Proxy<P>, e: reqwest::Error) {
         quoted(&proxy.label, 64),
         safe(&text)
     );
-}
-
-fn trim_end(bytes: &mut Vec<u8>) {
-    while bytes.last().is_some_and(u8::is_ascii_whitespace) {
-        bytes.pop();
-    }
 }
 
 /// A client's stream as the proxy fills it: what waits in it is bounded by its [`Budget`], which
@@ -1366,7 +1354,6 @@ fn respond(status: StatusCode, content_type: &'static str, body: Body) -> Respon
 
 fn rpc_error(status: StatusCode, id: Option<&Id>, code: i64, text: &str) -> Response<Body> {
     let null = Id("null".into());
-    let mut bytes = message::error(id.unwrap_or(&null), code, text);
-    trim_end(&mut bytes);
+    let bytes = message::error(id.unwrap_or(&null), code, text);
     respond(status, "application/json", full(bytes))
 }

@@ -16,6 +16,7 @@
 use std::io::{self, BufRead, Write};
 
 use pinlog_core::json::{self, write_as_served, Limits, Object, Value};
+use pinlog_mcp::lines::{self, Lines};
 
 /// The longest message read, in bytes.
 pub const MAX_MESSAGE: usize = 1 << 20;
@@ -582,76 +583,24 @@ impl<T: Tools> McpServer<T> {
     }
 }
 
-/// Reads one line, at most `max` bytes, into `line` (without its line end).
-enum Line {
-    Read,
-    TooLong,
-    End,
-}
-
-fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> io::Result<Line> {
-    line.clear();
-    let mut too_long = false;
-    loop {
-        let available = match input.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            return Ok(match (too_long, line.is_empty()) {
-                (true, _) => Line::TooLong,
-                (false, true) => Line::End,
-                (false, false) => Line::Read,
-            });
-        }
-        let (take, end) = match available.iter().position(|&b| b == b'\n') {
-            Some(i) => (i, true),
-            None => (available.len(), false),
-        };
-        if !too_long {
-            if line.len() + take > max {
-                too_long = true;
-                line.clear();
-            } else {
-                line.extend_from_slice(&available[..take]);
-            }
-        }
-        input.consume(take + usize::from(end));
-        if end {
-            if too_long {
-                return Ok(Line::TooLong);
-            }
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            if !line.is_empty() {
-                return Ok(Line::Read);
-            }
-        }
-    }
-}
-
 /// Serves one stream connection until its input ends: a line in, at most one line out. A write
 /// that fails (the client went away) ends it with that error.
 pub fn run_stdio<T: Tools>(
     server: &McpServer<T>,
-    mut input: impl BufRead,
+    input: impl BufRead,
     mut output: impl Write,
 ) -> io::Result<()> {
     let mut session = Session::stream();
-    let mut line = Vec::new();
+    let mut lines = Lines::new(input, MAX_MESSAGE);
     loop {
-        let answer = match read_line(&mut input, &mut line, MAX_MESSAGE)? {
-            Line::End => return Ok(()),
-            Line::TooLong => Some(error_line(
+        let answer = match lines.next_blocking() {
+            Ok(None) => return Ok(()),
+            Ok(Some(line)) => server.handle(&mut session, &line),
+            Err(e @ lines::Error::TooLong(_)) => Some(error_line(
                 None,
-                &Failure::new(
-                    INVALID_REQUEST,
-                    format!("Invalid Request: a message longer than {MAX_MESSAGE} bytes"),
-                ),
+                &Failure::new(INVALID_REQUEST, format!("Invalid Request: {e}")),
             )),
-            Line::Read => server.handle(&mut session, &line),
+            Err(e) => return Err(e.into()),
         };
         if let Some(mut answer) = answer {
             answer.push(b'\n');

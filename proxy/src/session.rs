@@ -20,9 +20,9 @@ use pinlog_core::{Digest, Value};
 
 use pinlog_mcp::caps::Caps;
 use pinlog_mcp::listing::{page_params, Next, Pages};
+use pinlog_mcp::message::{self, Id, Message};
 
 use crate::check::{check, Drift, Served};
-use crate::message::{self, Id, Message};
 use crate::queue::{self, Held};
 
 /// JSON-RPC error codes the proxy answers with (docs/PROXY.md, a contract).
@@ -68,7 +68,9 @@ pub trait Pins {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
+    /// A message for the server, without a line end: the transport frames it.
     ToServer(Vec<u8>),
+    /// A message for the client, likewise.
     ToClient(Vec<u8>),
     /// A line for the proxy's standard error, already safe to print.
     Note(String),
@@ -691,9 +693,10 @@ impl<P: Pins> Session<P> {
         self.init_result = Some(result);
         // The server hears `initialized` from the proxy; the client's own is dropped later.
         self.drop_initialized = true;
-        let mut actions = vec![Action::ToServer(
-            b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n".to_vec(),
-        )];
+        let mut actions = vec![Action::ToServer(message::notification(
+            "notifications/initialized",
+            None,
+        ))];
         actions.extend(self.start_listing(served, None));
         actions
     }

@@ -7,10 +7,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use pinlog_core::render::safe;
-use tokio::io::{AsyncWrite, AsyncWriteExt};
+use pinlog_mcp::lines::Lines;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::lines::Lines;
 use crate::queue::Budget;
 use crate::session::{Action, OnDrift, Outcome, Pins, Session};
 
@@ -65,8 +65,8 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
     // from either side may be answered to both.
     let mut to_server = Some(writer(child.stdin.take().expect("piped")));
     let to_client = writer(tokio::io::stdout());
-    let mut server_out = Lines::new(child.stdout.take().expect("piped"), MAX_MESSAGE);
-    let mut server_err = Lines::new(child.stderr.take().expect("piped"), 64 << 10);
+    let mut server_out = lines(child.stdout.take().expect("piped"), MAX_MESSAGE);
+    let mut server_err = lines(child.stderr.take().expect("piped"), 64 << 10);
     let label = options.label.clone();
     tokio::spawn(async move {
         // The server's standard error is shown as text, never as bytes a terminal would obey;
@@ -83,7 +83,7 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
             }
         }
     });
-    let mut client_in = Lines::new(tokio::io::stdin(), MAX_MESSAGE);
+    let mut client_in = lines(tokio::io::stdin(), MAX_MESSAGE);
     let mut session = Session::new(pins, &options.label, options.on_drift, MAX_MESSAGE);
     let (mut client_open, mut server_open) = (true, true);
     loop {
@@ -158,6 +158,11 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
     })
 }
 
+/// The lines of `input`, read through a buffer of 64 KiB.
+fn lines<R: AsyncRead + Unpin>(input: R, max: usize) -> Lines<BufReader<R>> {
+    Lines::new(BufReader::with_capacity(64 << 10, input), max)
+}
+
 /// A deadline as a sleep; never ends without one (the branch is disabled then).
 async fn sleep_until(deadline: Option<std::time::Instant>) {
     match deadline {
@@ -205,19 +210,25 @@ fn writer<W: AsyncWrite + Unpin + Send + 'static>(mut out: W) -> Queue {
     Queue { tx, budget }
 }
 
+/// A message as a line of the stdio transport.
+fn line(mut message: Vec<u8>) -> Vec<u8> {
+    message.push(b'\n');
+    message
+}
+
 fn apply(actions: Vec<Action>, server: &mut Option<Queue>, client: &Queue) {
     for action in actions {
         match action {
-            Action::ToServer(bytes) => {
+            Action::ToServer(message) => {
                 if let Some(s) = server.as_ref() {
-                    if s.send(bytes).is_err() {
+                    if s.send(line(message)).is_err() {
                         *server = None;
                     }
                 }
             }
             // A client that went away is noticed when its input ends.
-            Action::ToClient(bytes) => {
-                let _ = client.send(bytes);
+            Action::ToClient(message) => {
+                let _ = client.send(line(message));
             }
             Action::Note(text) => eprintln!("pinlog: {text}"),
         }
