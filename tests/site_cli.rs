@@ -75,8 +75,8 @@ struct Version<'a> {
 
 fn append(store: &mut Store, v: &Version<'_>) {
     let tools = json::parse(v.tools.as_bytes(), Limits::default()).unwrap();
-    let blob = pinlog_crawler::surface_blob::build(v.instructions, &[], tools.as_array().unwrap())
-        .unwrap();
+    let blob =
+        pinlog_log::surface_blob::build(v.instructions, &[], tools.as_array().unwrap()).unwrap();
     let id = v.server.parse().unwrap();
     let latest = store.latest(&id).unwrap();
     let old = latest.map(|l| store.blob(&l.blob).unwrap().unwrap());

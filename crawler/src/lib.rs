@@ -19,4 +19,3 @@ pub mod run;
 pub mod sandbox;
 pub mod schedule;
 mod seccomp;
-pub mod surface_blob;

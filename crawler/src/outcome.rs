@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use pinlog_log::surface_blob::BlobError;
 use pinlog_mcp::error::WireError;
 
 /// Why a server could not be read.
@@ -105,6 +106,15 @@ impl Failure {
             WireError::Protocol(_) => Reason::ProtocolError,
         };
         Failure::new(reason, e.to_string())
+    }
+
+    /// The failure a surface that cannot be committed to means.
+    pub fn from_blob(e: BlobError) -> Failure {
+        match e {
+            BlobError::Malformed(m) => Failure::new(Reason::MalformedAnswer, m),
+            BlobError::Undecidable(m) => Failure::new(Reason::Undecidable, m),
+            BlobError::TooLarge(m) => Failure::new(Reason::TooLarge, m),
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use crate::look::{Look, Looker};
 use crate::optout::OptOut;
 use crate::outcome::{Failure, Reason};
 use crate::records::{LookRow, Records};
-use crate::surface_blob::{self, SurfaceBlob};
+use pinlog_log::surface_blob::{self, SurfaceBlob};
 
 /// Everything one run needs.
 #[derive(Debug, Clone)]
@@ -352,8 +352,11 @@ fn settle(
     }
     let mut labels = Vec::new();
     let verdict = match look.outcome.as_ref().map_err(Clone::clone).and_then(|s| {
-        guarded(|| surface_blob::build(s.instructions.as_deref(), &s.prompts, &s.tools))
-            .map(|b| (s, b))
+        guarded(|| {
+            surface_blob::build(s.instructions.as_deref(), &s.prompts, &s.tools)
+                .map_err(Failure::from_blob)
+        })
+        .map(|b| (s, b))
     }) {
         Err(f) => Verdict::Failed(f),
         Ok((surface, blob)) => {

@@ -14,6 +14,7 @@ pub mod proof;
 pub mod publish;
 #[cfg(feature = "store")]
 pub mod store;
+pub mod surface_blob;
 pub mod tile_reader;
 pub mod tiles;
 

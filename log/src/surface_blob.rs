@@ -1,12 +1,37 @@
 //! A surface as the log commits to it: the canonical blob `{"instructions","prompts","tools"}`
-//! (docs/SPEC-log.md 4.4) and the digests an entry carries.
+//! (docs/SPEC-log.md 4.4) and the digests an entry carries. The blob is written here and read back
+//! by [`crate::entry::SurfaceSummary::read`].
+
+use std::fmt;
 
 use pinlog_core::digest::{instructions_digest, ListingError};
 use pinlog_core::json::{self, Value};
 use pinlog_core::{Digest, Listing};
-use pinlog_log::entry::surface_digest;
 
-use crate::outcome::{Failure, Reason};
+use crate::entry::surface_digest;
+
+/// Why a surface cannot be committed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlobError {
+    /// A listing's items are not what a listing holds (no string name, a repeated name).
+    Malformed(String),
+    /// A number with no canonical form: the surface has no digest.
+    Undecidable(String),
+    /// The blob passes [`MAX_BLOB`].
+    TooLarge(String),
+}
+
+impl fmt::Display for BlobError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BlobError::Malformed(m) | BlobError::Undecidable(m) | BlobError::TooLarge(m) => {
+                f.write_str(m)
+            }
+        }
+    }
+}
+
+impl std::error::Error for BlobError {}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SurfaceBlob {
@@ -33,18 +58,15 @@ pub fn build(
     instructions: Option<&str>,
     prompts: &[Value<'_>],
     tools: &[Value<'_>],
-) -> Result<SurfaceBlob, Failure> {
-    let set = |items: &[Value<'_>], what: &str| -> Result<Digest, Failure> {
+) -> Result<SurfaceBlob, BlobError> {
+    let set = |items: &[Value<'_>], what: &str| -> Result<Digest, BlobError> {
         Listing::from_items(items.iter().cloned().map(Ok::<_, ListingError>))
-            .map_err(|e: ListingError| {
-                Failure::new(Reason::MalformedAnswer, format!("{what}: {e}"))
-            })?
+            .map_err(|e: ListingError| BlobError::Malformed(format!("{what}: {e}")))?
             .set_hash()
             .ok_or_else(|| {
-                Failure::new(
-                    Reason::Undecidable,
-                    format!("a {what} item holds a number with no canonical form"),
-                )
+                BlobError::Undecidable(format!(
+                    "a {what} item holds a number with no canonical form"
+                ))
             })
     };
     let tools_digest = set(tools, "tools")?;
@@ -62,23 +84,19 @@ pub fn build(
                 bytes.push(b',');
             }
             json::write_canonical(item, &mut bytes).map_err(|_| {
-                Failure::new(
-                    Reason::Undecidable,
-                    format!("a {name} item holds a number with no canonical form"),
-                )
+                BlobError::Undecidable(format!(
+                    "a {name} item holds a number with no canonical form"
+                ))
             })?;
         }
         bytes.push(b']');
     }
     bytes.push(b'}');
     if bytes.len() > MAX_BLOB {
-        return Err(Failure::new(
-            Reason::TooLarge,
-            format!(
-                "the surface is {} bytes; the log takes at most {MAX_BLOB}",
-                bytes.len()
-            ),
-        ));
+        return Err(BlobError::TooLarge(format!(
+            "the surface is {} bytes; the log takes at most {MAX_BLOB}",
+            bytes.len()
+        )));
     }
     let instructions = instructions_digest(instructions);
     Ok(SurfaceBlob {
@@ -94,7 +112,8 @@ pub fn build(
 mod tests {
     use super::*;
     use pinlog_core::json::{parse, Limits};
-    use pinlog_log::entry::SurfaceSummary;
+
+    use crate::entry::SurfaceSummary;
 
     #[test]
     fn the_blob_is_what_the_log_reader_accepts_and_agrees_with_its_digests() {
@@ -125,6 +144,6 @@ mod tests {
         )
         .unwrap();
         let e = build(None, &[], tools.as_array().unwrap()).unwrap_err();
-        assert_eq!(e.reason, Reason::Undecidable);
+        assert!(matches!(e, BlobError::Undecidable(_)), "{e:?}");
     }
 }
