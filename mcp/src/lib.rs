@@ -11,6 +11,7 @@ pub mod http;
 pub mod jsonrpc;
 pub mod lines;
 pub mod listing;
+pub mod loopback;
 pub mod message;
 pub mod probe;
 pub mod revision;
