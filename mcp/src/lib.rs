@@ -15,6 +15,7 @@ pub mod loopback;
 pub mod message;
 pub mod probe;
 pub mod revision;
+pub mod server;
 pub mod sse_legacy;
 pub mod stdio;
 pub mod surface;

@@ -1332,7 +1332,6 @@ fn respond(status: StatusCode, content_type: &'static str, body: Body) -> Respon
 }
 
 fn rpc_error(status: StatusCode, id: Option<&Id>, code: i64, text: &str) -> Response<Body> {
-    let null = Id("null".into());
-    let bytes = message::error(id.unwrap_or(&null), code, text);
+    let bytes = message::error(id.unwrap_or(&Id::null()), code, text);
     respond(status, "application/json", full(bytes))
 }

@@ -21,8 +21,7 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use pinlog_mcp::loopback::{self, AddrError, Refused};
-
-use crate::mcp_server::{McpServer, Session, Tools, MAX_MESSAGE};
+use pinlog_mcp::server::{McpServer, Session, Tools, MAX_MESSAGE};
 
 /// The path served.
 pub const PATH: &str = "/mcp";
