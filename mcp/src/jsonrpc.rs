@@ -157,16 +157,20 @@ impl Out {
 /// The answer to a server's request: an empty result for `ping`, "method not found" for the rest
 /// (this client offers no capability a server could call on).
 pub fn answer(id: &Value<'_>, method: &str) -> Vec<u8> {
-    let mut id_text = Vec::new();
+    let mut text = Vec::new();
     // The id is echoed as the server wrote it; it is a string or a number.
-    if json::write_canonical(id, &mut id_text).is_err() {
-        id_text = b"null".to_vec();
-    }
-    let id = Id(String::from_utf8_lossy(&id_text).into_owned());
+    let id = match json::write_canonical(id, &mut text) {
+        Ok(()) => Id(String::from_utf8_lossy(&text).into_owned()),
+        Err(_) => Id::null(),
+    };
     if method == "ping" {
         message::response(&id, &Value::Object(Object::default()))
     } else {
-        message::error(&id, -32601, &format!("Method not found: {method}"))
+        message::error(
+            &id,
+            message::METHOD_NOT_FOUND,
+            &format!("Method not found: {method}"),
+        )
     }
 }
 

@@ -11,7 +11,8 @@ use pinlog_core::json::{self, write_as_served, Limits, Object, Value};
 pub struct Id(pub String);
 
 impl Id {
-    fn of(v: &Value<'_>) -> Option<Id> {
+    /// The id of `v`, if it can be one: a string or a number.
+    pub fn of(v: &Value<'_>) -> Option<Id> {
         match v {
             Value::Number(_) | Value::String(_) => {
                 let mut out = Vec::new();
@@ -21,6 +22,11 @@ impl Id {
             _ => None,
         }
     }
+
+    /// `null`: what an answer carries when the id it answers cannot be read or trusted.
+    pub fn null() -> Id {
+        Id("null".into())
+    }
 }
 
 impl From<u64> for Id {
@@ -28,6 +34,12 @@ impl From<u64> for Id {
         Id(n.to_string())
     }
 }
+
+/// JSON-RPC's error codes.
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
 
 /// What a message is, by the members it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,6 +232,14 @@ pub fn request(id: &Id, method: &str, params: &[u8]) -> Vec<u8> {
 pub fn response(id: &Id, result: &Value<'_>) -> Vec<u8> {
     let mut out = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id.0).into_bytes();
     write_as_served(result, &mut out);
+    out.push(b'}');
+    out
+}
+
+/// A response carrying `result`, given as JSON.
+pub fn response_json(id: &Id, result: &[u8]) -> Vec<u8> {
+    let mut out = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id.0).into_bytes();
+    out.extend_from_slice(result);
     out.push(b'}');
     out
 }

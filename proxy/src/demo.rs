@@ -13,8 +13,7 @@ use std::time::Duration;
 
 use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::json::{self, Limits, Object, Value};
-
-use crate::mcp_server::{
+use pinlog_mcp::server::{
     run_stdio, CallError, Json, McpServer, ServerInfo, ToolDef, ToolResult, Tools,
 };
 

@@ -21,7 +21,6 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll};
@@ -37,6 +36,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use pinlog_core::render::{quoted, safe};
 use pinlog_core::Value;
 use pinlog_mcp::http::EventParser;
+use pinlog_mcp::loopback;
 use pinlog_mcp::message::{self, Id, Message};
 use pinlog_mcp::revision::{Era, Revision};
 use tokio::net::TcpListener;
@@ -81,11 +81,11 @@ pub fn run_listener(args: &ProxyOptions, upstream: &str) -> Result<u8, Failure> 
         .ok_or_else(|| Failure::usage("--upstream needs --listen ADDR"))?;
     // The proxy passes requests on with the client's credentials and has none of its own to
     // ask for: only this machine may reach it.
-    if !listen.ip().is_loopback() {
-        return Err(Failure::usage(format!(
+    let listen = loopback::require(listen).map_err(|_| {
+        Failure::usage(format!(
             "--listen {listen}: only a loopback address (127.0.0.1, [::1]) is served"
-        )));
-    }
+        ))
+    })?;
     let url = reqwest::Url::parse(upstream)
         .ok()
         .filter(|u| matches!(u.scheme(), "http" | "https"))
@@ -380,29 +380,8 @@ async fn handle<P: Pins + Send + 'static>(
 /// page's own host name. Only requests naming this machine, from no other origin, are served.
 /// The upstream cannot check this behind the proxy: it sees the proxy's Host.
 fn from_this_machine(headers: &HeaderMap) -> bool {
-    let local = |authority: &str| {
-        let host = match authority.strip_prefix('[') {
-            Some(v6) => v6.split(']').next().unwrap_or_default(),
-            None => authority.split(':').next().unwrap_or_default(),
-        };
-        host.eq_ignore_ascii_case("localhost")
-            || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-    };
-    let text = |name| {
-        headers
-            .get(name)
-            .and_then(|v: &HeaderValue| v.to_str().ok())
-    };
-    let host = text(header::HOST).is_some_and(local);
-    let origin = match headers.get(header::ORIGIN) {
-        None => true,
-        Some(_) => text(header::ORIGIN)
-            .and_then(|o| o.split_once("://"))
-            .is_some_and(|(scheme, rest)| {
-                matches!(scheme, "http" | "https") && local(rest.split('/').next().unwrap_or(""))
-            }),
-    };
-    host && origin
+    let value = |name| headers.get(name).map(HeaderValue::as_bytes);
+    loopback::check(value(header::HOST), value(header::ORIGIN)).is_ok()
 }
 
 /// The client's headers that belong upstream: its credentials, what answers it accepts, and
@@ -1353,7 +1332,6 @@ fn respond(status: StatusCode, content_type: &'static str, body: Body) -> Respon
 }
 
 fn rpc_error(status: StatusCode, id: Option<&Id>, code: i64, text: &str) -> Response<Body> {
-    let null = Id("null".into());
-    let bytes = message::error(id.unwrap_or(&null), code, text);
+    let bytes = message::error(id.unwrap_or(&Id::null()), code, text);
     respond(status, "application/json", full(bytes))
 }

@@ -8,7 +8,6 @@ pub mod events;
 pub mod http;
 pub mod launch;
 pub mod lookup;
-pub mod mcp_server;
 pub mod pins;
 pub mod queue;
 pub mod run;

@@ -20,7 +20,7 @@ use pinlog_core::{Digest, Value};
 
 use pinlog_mcp::caps::Caps;
 use pinlog_mcp::listing::{page_params, Next, Pages};
-use pinlog_mcp::message::{self, Id, Message};
+use pinlog_mcp::message::{self, Id, Message, METHOD_NOT_FOUND};
 
 use crate::check::{check, Drift, Served};
 use crate::queue::{self, Held};
@@ -35,9 +35,6 @@ pub mod code {
     /// JSON-RPC; its own text is never passed on.
     pub const UNCHECKED: i64 = -32092;
 }
-
-/// JSON-RPC's "method not found".
-const METHOD_NOT_FOUND: i64 = -32601;
 
 /// What to do about drift.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,11 +10,11 @@ use clap::Args;
 use pinlog_core::files::read_bounded;
 use pinlog_core::render::safe;
 use pinlog_log::note::VerifierKey;
+use pinlog_mcp::server::{run_stdio, McpServer};
 
 use super::history::{LogConfig, LogProblem};
 use super::http::{loopback_addr, serve_http, PATH};
 use super::tools::{server, LookupTools, Pins};
-use crate::mcp_server::{run_stdio, McpServer};
 use crate::store::Store;
 
 const EXIT_OK: u8 = 0;

@@ -4,11 +4,12 @@
 //!
 //! A loopback listener is still reachable from any web page the user opens, by DNS rebinding:
 //! so the `Host` header must name a loopback host, and an `Origin`, when there is one, a
-//! loopback origin; anything else is refused with 403 before the body is read.
+//! loopback origin ([`loopback::check`]); anything else is refused with 403 before the body is
+//! read.
 
 use std::convert::Infallible;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,8 +20,8 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-
-use crate::mcp_server::{McpServer, Session, Tools, MAX_MESSAGE};
+use pinlog_mcp::loopback::{self, AddrError, Refused};
+use pinlog_mcp::server::{McpServer, Session, Tools, MAX_MESSAGE};
 
 /// The path served.
 pub const PATH: &str = "/mcp";
@@ -29,51 +30,14 @@ pub const PATH: &str = "/mcp";
 /// `localhost:PORT`, `127.0.0.1:PORT`, `[::1]:PORT`.
 pub fn loopback_addr(text: &str) -> Result<SocketAddr, String> {
     let text = text.trim();
-    if let Ok(port) = text.parse::<u16>() {
-        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
-    }
-    if let Some(port) = text.strip_prefix("localhost:") {
-        let port = port
-            .parse::<u16>()
-            .map_err(|_| format!("--http {text}: not a port after localhost:"))?;
-        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
-    }
-    let addr: SocketAddr = text
-        .parse()
-        .map_err(|_| format!("--http {text}: give PORT or a loopback HOST:PORT"))?;
-    if !addr.ip().is_loopback() {
-        return Err(format!(
+    loopback::listen_addr(text).map_err(|e| match e {
+        AddrError::NoPort => format!("--http {text}: not a port after localhost:"),
+        AddrError::Unreadable => format!("--http {text}: give PORT or a loopback HOST:PORT"),
+        AddrError::NotLoopback(addr) => format!(
             "--http {addr}: not a loopback address; lookup serves this machine only \
              (127.0.0.1, [::1] or localhost)"
-        ));
-    }
-    Ok(addr)
-}
-
-/// Whether `host` (a `Host` header's host, or an origin's) is a loopback name.
-fn loopback_host(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// The host of a `Host` header value (`name`, `name:port`, `[v6]:port`).
-fn host_of(value: &str) -> &str {
-    if let Some(rest) = value.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or("");
-    }
-    value.split(':').next().unwrap_or("")
-}
-
-/// Whether an `Origin` header names a loopback origin (`http://127.0.0.1:8787`, …).
-fn loopback_origin(value: &str) -> bool {
-    let Some(rest) = value
-        .strip_prefix("http://")
-        .or_else(|| value.strip_prefix("https://"))
-    else {
-        return false;
-    };
-    !rest.contains('/') && !rest.contains('@') && loopback_host(host_of(rest))
+        ),
+    })
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
@@ -91,22 +55,20 @@ async fn handle<T: Tools + Send + Sync + 'static>(
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let headers = req.headers();
-    let host_ok = headers
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .is_some_and(|h| loopback_host(host_of(h)));
-    if !host_ok {
-        return Ok(plain(
-            StatusCode::FORBIDDEN,
-            "the Host header must name a loopback host\n",
-        ));
-    }
-    if let Some(origin) = headers.get(ORIGIN) {
-        if !origin.to_str().is_ok_and(loopback_origin) {
+    let value = |name| headers.get(name).map(HeaderValue::as_bytes);
+    match loopback::check(value(HOST), value(ORIGIN)) {
+        Ok(()) => {}
+        Err(Refused::Host) => {
+            return Ok(plain(
+                StatusCode::FORBIDDEN,
+                "the Host header must name a loopback host\n",
+            ))
+        }
+        Err(Refused::Origin) => {
             return Ok(plain(
                 StatusCode::FORBIDDEN,
                 "cross-origin requests are refused\n",
-            ));
+            ))
         }
     }
     if req.uri().path() != PATH {
@@ -217,49 +179,4 @@ fn is_transient(e: &io::Error) -> bool {
             | io::ErrorKind::Interrupted
             | io::ErrorKind::WouldBlock
     ) || e.raw_os_error().is_some_and(|c| c == 24 || c == 23)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_loopback_addresses_are_served() {
-        assert_eq!(loopback_addr("8787").unwrap().to_string(), "127.0.0.1:8787");
-        assert_eq!(
-            loopback_addr("localhost:9").unwrap().to_string(),
-            "127.0.0.1:9"
-        );
-        assert_eq!(loopback_addr("[::1]:80").unwrap().to_string(), "[::1]:80");
-        assert!(loopback_addr("127.0.0.2:80").is_ok());
-        for bad in [
-            "0.0.0.0:8787",
-            "192.168.1.2:80",
-            "[::]:80",
-            "example.com:80",
-            "x",
-        ] {
-            assert!(loopback_addr(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn hosts_and_origins_must_be_loopback() {
-        for ok in ["127.0.0.1:8787", "localhost", "LOCALHOST:1", "[::1]:80"] {
-            assert!(loopback_host(host_of(ok)), "{ok}");
-        }
-        for bad in [
-            "evil.example:8787",
-            "127.0.0.1.evil.example",
-            "[::2]:80",
-            "",
-        ] {
-            assert!(!loopback_host(host_of(bad)), "{bad}");
-        }
-        assert!(loopback_origin("http://127.0.0.1:8787"));
-        assert!(loopback_origin("http://localhost"));
-        assert!(!loopback_origin("null"));
-        assert!(!loopback_origin("https://evil.example"));
-        assert!(!loopback_origin("http://127.0.0.1@evil.example"));
-    }
 }

@@ -12,8 +12,8 @@ use pinlog_core::Digest;
 use pinlog_gate::Policy;
 use pinlog_log::entry::Timestamp;
 use pinlog_log::Hash;
+use pinlog_mcp::server::Json;
 
-use crate::mcp_server::Json;
 use crate::store::ServerKey;
 
 /// The longest name shown, in characters; a longer one is cut and ends with `...`.

@@ -13,11 +13,11 @@ use pinlog_core::json::{Object, Value};
 use pinlog_core::manifest::Manifest;
 use pinlog_gate::compare::compare;
 use pinlog_gate::{Kind, Policy};
+use pinlog_mcp::server::{CallError, Json, McpServer, ServerInfo, ToolDef, ToolResult, Tools};
 
 use super::history::{self, Found, History, LogConfig, LogIndex, LogProblem};
 use super::safe::{labels, safe_name, Out, SafeStr};
 use crate::check;
-use crate::mcp_server::{CallError, Json, McpServer, ServerInfo, ToolDef, ToolResult, Tools};
 use crate::store::{Pinned, ServerKey, Store, StoreError};
 use pinlog_clients::guide as clients;
 

@@ -1,5 +1,6 @@
 //! A small, strict MCP server: newline-delimited JSON-RPC over a byte stream (stdio), or one
-//! message per HTTP request (see `lookup::http`), answering tools only, in both protocol eras.
+//! message per HTTP request (as `pinlog lookup --http` serves it), answering tools only, in both
+//! protocol eras.
 //!
 //! - Every message is read with the core strict reader (no repeated member, no NFC-equal names,
 //!   no unpaired surrogate, bounded depth and length). What does not read is answered with a
@@ -13,10 +14,19 @@
 //!
 //! What the tools do is behind [`Tools`]; this module only speaks the protocol.
 
+mod json;
+mod tools;
+
 use std::io::{self, BufRead, Write};
 
-use pinlog_core::json::{self, write_as_served, Limits, Object, Value};
-use pinlog_mcp::lines::{self, Lines};
+use pinlog_core::json::{Limits, Object, Value};
+
+use crate::jsonrpc::UNSUPPORTED_VERSION;
+use crate::lines::{self, Lines};
+use crate::message::{self, Id, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+
+pub use json::Json;
+pub use tools::{CallError, ToolDef, ToolResult, Tools};
 
 /// The longest message read, in bytes.
 pub const MAX_MESSAGE: usize = 1 << 20;
@@ -29,162 +39,6 @@ pub const STATELESS_VERSION: &str = "2026-07-28";
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const METHOD_NOT_FOUND: i64 = -32601;
-pub const INVALID_PARAMS: i64 = -32602;
-pub const UNSUPPORTED_VERSION: i64 = -32022;
-
-/// A JSON value to write: what tools return and what the server answers.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Json {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Str(String),
-    Arr(Vec<Json>),
-    /// Members in the order given; names must be unique (the writer does not check).
-    Obj(Vec<(String, Json)>),
-}
-
-impl Json {
-    pub fn str(s: impl Into<String>) -> Json {
-        Json::Str(s.into())
-    }
-
-    pub fn obj<'k>(members: impl IntoIterator<Item = (&'k str, Json)>) -> Json {
-        Json::Obj(
-            members
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        )
-    }
-
-    pub fn strs<'s>(items: impl IntoIterator<Item = &'s str>) -> Json {
-        Json::Arr(items.into_iter().map(Json::str).collect())
-    }
-
-    /// Appends the value as compact JSON (strings in RFC 8785 form).
-    pub fn write(&self, out: &mut Vec<u8>) {
-        match self {
-            Json::Null => out.extend_from_slice(b"null"),
-            Json::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-            Json::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
-            Json::Str(s) => json::write_string(out, s),
-            Json::Arr(items) => {
-                out.push(b'[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    item.write(out);
-                }
-                out.push(b']');
-            }
-            Json::Obj(members) => {
-                out.push(b'{');
-                for (i, (k, v)) in members.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    json::write_string(out, k);
-                    out.push(b':');
-                    v.write(out);
-                }
-                out.push(b'}');
-            }
-        }
-    }
-
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.write(&mut out);
-        out
-    }
-
-    pub fn to_text(&self) -> String {
-        String::from_utf8(self.to_bytes()).expect("the writer writes UTF-8")
-    }
-
-    fn push(&mut self, name: &str, value: Json) {
-        if let Json::Obj(members) = self {
-            members.push((name.to_string(), value));
-        }
-    }
-}
-
-/// One tool as `tools/list` shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolDef {
-    pub name: String,
-    pub title: Option<String>,
-    pub description: String,
-    /// A JSON Schema object (`"type": "object"` at the root).
-    pub input_schema: Json,
-    /// Shown as the `readOnlyHint` annotation (with `destructiveHint` its opposite,
-    /// `idempotentHint` the same, `openWorldHint` false).
-    pub read_only: bool,
-}
-
-impl ToolDef {
-    fn to_json(&self) -> Json {
-        let mut t = Json::obj([("name", Json::str(&self.name))]);
-        if let Some(title) = &self.title {
-            t.push("title", Json::str(title));
-        }
-        t.push("description", Json::str(&self.description));
-        t.push("inputSchema", self.input_schema.clone());
-        let mut annotations = Json::obj([]);
-        if let Some(title) = &self.title {
-            annotations.push("title", Json::str(title));
-        }
-        annotations.push("readOnlyHint", Json::Bool(self.read_only));
-        annotations.push("destructiveHint", Json::Bool(!self.read_only));
-        annotations.push("idempotentHint", Json::Bool(self.read_only));
-        annotations.push("openWorldHint", Json::Bool(false));
-        t.push("annotations", annotations);
-        t
-    }
-}
-
-/// What a tool answered: `text` as its one text content block, `structured` as
-/// `structuredContent` (revisions 2025-06-18 and later), `is_error` as `isError`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolResult {
-    pub text: String,
-    pub structured: Option<Json>,
-    pub is_error: bool,
-}
-
-impl ToolResult {
-    /// A result whose text is the JSON of `value`, also given as structured content.
-    pub fn structured(value: Json, is_error: bool) -> ToolResult {
-        ToolResult {
-            text: value.to_text(),
-            structured: Some(value),
-            is_error,
-        }
-    }
-}
-
-/// Why a call was not made: answered as a JSON-RPC error (-32602) rather than a tool result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CallError {
-    /// No tool of that name.
-    UnknownTool,
-    /// The call cannot be made as asked; the message must be fixed text (it goes to the model).
-    Invalid(&'static str),
-}
-
-/// The tools a server offers.
-pub trait Tools {
-    /// Every tool, in the order `tools/list` shows them.
-    fn list(&self) -> Vec<ToolDef>;
-    /// Calls tool `name` with `arguments` (an empty object when the request had none).
-    fn call(&self, name: &str, arguments: &Object<'_>) -> Result<ToolResult, CallError>;
-}
 
 /// Who the server says it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,41 +123,14 @@ impl Failure {
     }
 }
 
-/// The id of a request, as its JSON text.
-fn id_text(v: &Value<'_>) -> Option<Vec<u8>> {
-    match v {
-        Value::Number(_) | Value::String(_) => {
-            let mut out = Vec::new();
-            write_as_served(v, &mut out);
-            Some(out)
-        }
-        _ => None,
-    }
-}
-
-fn error_line(id: Option<&[u8]>, f: &Failure) -> Vec<u8> {
-    let mut out = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
-    out.extend_from_slice(id.unwrap_or(b"null"));
-    out.extend_from_slice(b",\"error\":");
-    let mut e = Json::obj([
-        ("code", Json::Int(f.code)),
-        ("message", Json::str(&f.message)),
-    ]);
-    if let Some(data) = &f.data {
-        e.push("data", data.clone());
-    }
-    e.write(&mut out);
-    out.push(b'}');
-    out
-}
-
-fn result_line(id: &[u8], result: &Json) -> Vec<u8> {
-    let mut out = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
-    out.extend_from_slice(id);
-    out.extend_from_slice(b",\"result\":");
-    result.write(&mut out);
-    out.push(b'}');
-    out
+fn error(id: Option<&Id>, f: &Failure) -> Vec<u8> {
+    let data = f.data.as_ref().map(Json::to_bytes);
+    message::error_with_data(
+        id.unwrap_or(&Id::null()),
+        f.code,
+        &f.message,
+        data.as_deref(),
+    )
 }
 
 /// Every revision spoken, oldest first.
@@ -343,11 +170,11 @@ impl<T: Tools> McpServer<T> {
     /// Answers one message (one line without its line end, or one HTTP body). `None` for a
     /// notification or a response, which get no answer.
     pub fn handle(&self, session: &mut Session, message: &[u8]) -> Option<Vec<u8>> {
-        let value = match json::parse(message, Limits::with_max_bytes(MAX_MESSAGE)) {
+        let value = match pinlog_core::json::parse(message, Limits::with_max_bytes(MAX_MESSAGE)) {
             Ok(v) => v,
             Err(e) => {
                 let f = Failure::new(PARSE_ERROR, format!("Parse error: {}", e.rule.name()));
-                return Some(error_line(None, &f));
+                return Some(error(None, &f));
             }
         };
         let Value::Object(o) = value else {
@@ -356,15 +183,15 @@ impl<T: Tools> McpServer<T> {
             } else {
                 "Invalid Request: a message is a JSON object"
             };
-            return Some(error_line(None, &Failure::new(INVALID_REQUEST, what)));
+            return Some(error(None, &Failure::new(INVALID_REQUEST, what)));
         };
-        let id = o.get("id").and_then(id_text);
+        let id = o.get("id").and_then(Id::of);
         if o.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
             let f = Failure::new(
                 INVALID_REQUEST,
                 "Invalid Request: \"jsonrpc\" must be \"2.0\"",
             );
-            return Some(error_line(id.as_deref(), &f));
+            return Some(error(id.as_ref(), &f));
         }
         let method = match o.get("method") {
             Some(Value::String(m)) => m.as_ref(),
@@ -373,14 +200,14 @@ impl<T: Tools> McpServer<T> {
                     INVALID_REQUEST,
                     "Invalid Request: \"method\" is not a string",
                 );
-                return Some(error_line(id.as_deref(), &f));
+                return Some(error(id.as_ref(), &f));
             }
             // A response to a request of ours: this server sends none, so there is nothing
             // to match it with.
             None if o.get("result").is_some() || o.get("error").is_some() => return None,
             None => {
                 let f = Failure::new(INVALID_REQUEST, "Invalid Request: no \"method\"");
-                return Some(error_line(id.as_deref(), &f));
+                return Some(error(id.as_ref(), &f));
             }
         };
         // A notification (`notifications/initialized`, `notifications/cancelled`, …) has no
@@ -391,7 +218,7 @@ impl<T: Tools> McpServer<T> {
                 INVALID_REQUEST,
                 "Invalid Request: an id is a string or a number",
             );
-            return Some(error_line(None, &f));
+            return Some(error(None, &f));
         };
         let params = match o.get("params") {
             None => None,
@@ -401,12 +228,12 @@ impl<T: Tools> McpServer<T> {
                     INVALID_PARAMS,
                     "Invalid params: \"params\" is not an object",
                 );
-                return Some(error_line(Some(&id), &f));
+                return Some(error(Some(&id), &f));
             }
         };
         Some(match self.request(session, method, params) {
-            Ok(result) => result_line(&id, &result),
-            Err(f) => error_line(Some(&id), &f),
+            Ok(result) => message::response_json(&id, &result.to_bytes()),
+            Err(f) => error(Some(&id), &f),
         })
     }
 
@@ -596,7 +423,7 @@ pub fn run_stdio<T: Tools>(
         let answer = match lines.next_blocking() {
             Ok(None) => return Ok(()),
             Ok(Some(line)) => server.handle(&mut session, &line),
-            Err(e @ lines::Error::TooLong(_)) => Some(error_line(
+            Err(e @ lines::Error::TooLong(_)) => Some(error(
                 None,
                 &Failure::new(INVALID_REQUEST, format!("Invalid Request: {e}")),
             )),
