@@ -151,7 +151,7 @@ enum Command {
     /// and counts, and how to protect a client. Answers carry no third-party text: names in a
     /// safe character set, dates, counts, hashes and fixed labels only. Stdio by default, or
     /// Streamable HTTP on a loopback address with --http. See docs/LOOKUP.md.
-    Lookup(pinlog_proxy::lookup::cli::LookupArgs),
+    Lookup(cli::lookup::LookupArgs),
     /// Write managed-policy files that allow only the wrapped, locked servers
     ///
     /// For Claude Code (managed-settings.json, managed-mcp.json), GitHub Copilot
@@ -268,7 +268,7 @@ fn main() -> ExitCode {
         Command::Wrap(args) => (Render { ascii: false }, cli::wrap::wrap(args)),
         Command::Unwrap(args) => (Render { ascii: false }, cli::wrap::unwrap(args)),
         Command::Demo(args) => (Render { ascii: false }, cli::demo::demo(args)),
-        Command::Lookup(args) => return ExitCode::from(pinlog_proxy::lookup::cli::lookup(args)),
+        Command::Lookup(args) => (Render { ascii: false }, cli::lookup::lookup(args)),
         Command::Policy(args) => (Render { ascii: false }, cli::policy::policy(args)),
         Command::Lock(args) => match args.options() {
             Some(options) => (Render { ascii: false }, gate::lock(&options)),

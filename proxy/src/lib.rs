@@ -7,7 +7,6 @@ pub mod demo;
 pub mod events;
 pub mod http;
 pub mod launch;
-pub mod lookup;
 pub mod pins;
 pub mod queue;
 pub mod run;

@@ -9,6 +9,7 @@ pub mod input;
 pub mod lock_check;
 pub mod log;
 pub mod look;
+pub mod lookup;
 pub mod pins;
 pub mod policy;
 pub mod probe;

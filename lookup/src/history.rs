@@ -19,7 +19,7 @@ use pinlog_verifier::checkpoint::Policy;
 use pinlog_verifier::outcome::{Location, Severity};
 use pinlog_verifier::verify_log::{verify_log, Options};
 
-use super::safe::{labels, SafeStr};
+use crate::safe::{labels, SafeStr};
 
 /// How many of a server's latest entries the index keeps.
 pub const RECENT: usize = 20;

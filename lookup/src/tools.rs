@@ -15,11 +15,11 @@ use pinlog_gate::compare::compare;
 use pinlog_gate::{Kind, Policy};
 use pinlog_mcp::server::{CallError, Json, McpServer, ServerInfo, ToolDef, ToolResult, Tools};
 
-use super::history::{self, Found, History, LogConfig, LogIndex, LogProblem};
-use super::safe::{labels, safe_name, Out, SafeStr};
-use crate::check;
-use crate::store::{Pinned, ServerKey, Store, StoreError};
+use crate::history::{self, Found, History, LogConfig, LogIndex, LogProblem};
+use crate::safe::{labels, safe_name, Out, SafeStr};
 use pinlog_clients::guide as clients;
+use pinlog_proxy::check;
+use pinlog_proxy::store::{Pinned, ServerKey, Store, StoreError};
 
 pub const SERVER_STATUS: &str = "pinlog_server_status";
 pub const MY_SERVERS: &str = "pinlog_my_servers";

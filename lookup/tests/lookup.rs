@@ -14,9 +14,9 @@ use pinlog_core::Digest;
 use pinlog_log::entry::{surface_digest, Entry, Previous, Probe, SurfaceSummary, Timestamp};
 use pinlog_log::note::{SignerKey, VerifierKey};
 use pinlog_log::store::Store as LogStore;
+use pinlog_lookup::history::LogConfig;
+use pinlog_lookup::{self as lookup, LookupTools, Pins};
 use pinlog_mcp::server::{run_stdio, Session};
-use pinlog_proxy::lookup::history::LogConfig;
-use pinlog_proxy::lookup::{self, LookupTools, Pins};
 use pinlog_proxy::store::{ServerKey, Store};
 use serde_json::{json, Value as J};
 

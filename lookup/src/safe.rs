@@ -14,7 +14,7 @@ use pinlog_log::entry::Timestamp;
 use pinlog_log::Hash;
 use pinlog_mcp::server::Json;
 
-use crate::store::ServerKey;
+use pinlog_proxy::store::ServerKey;
 
 /// The longest name shown, in characters; a longer one is cut and ends with `...`.
 pub const MAX_NAME: usize = 128;
