@@ -35,10 +35,13 @@ impl From<u64> for Id {
     }
 }
 
-/// JSON-RPC's error codes.
+/// JSON-RPC's "parse error": not JSON.
 pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's "invalid request": JSON, but not a request.
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's "method not found".
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC's "invalid params".
 pub const INVALID_PARAMS: i64 = -32602;
 
 /// What a message is, by the members it holds.
