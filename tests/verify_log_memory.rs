@@ -123,3 +123,32 @@ fn a_blob_of_one_tool_with_a_long_array_at_the_cap() {
     );
     assert!(peak <= bound, "{peak} bytes at peak, over {bound}");
 }
+
+/// `n` written in base 62, shortest first: the names of millions of distinct tools, each a few
+/// bytes.
+fn base62(mut n: usize) -> String {
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut name = String::new();
+    loop {
+        name.push(char::from(DIGITS[n % 62]));
+        n /= 62;
+        if n == 0 {
+            return name;
+        }
+    }
+}
+
+#[test]
+fn a_blob_of_millions_of_tiny_tools_at_the_cap() {
+    // Every 500,000th name is escaped in the blob, or beyond ASCII (in canonical JSON, only
+    // quotes, backslashes and controls are escaped), so both halves hold some.
+    const ODD: [&str; 6] = [r#"q\""#, r"b\\", r"t\t", r"c\u001f", "é", "😀"];
+    within_bound("tiny tools", |n| {
+        let name = base62(n);
+        let name = match n % 500_000 {
+            7 => format!("{}{name}", ODD[n / 500_000 % ODD.len()]),
+            _ => name,
+        };
+        format!(r#"{{"name":"{name}"}}"#)
+    });
+}

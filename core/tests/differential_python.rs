@@ -267,7 +267,6 @@ print("\n".join(out))
             .unwrap();
             let lines: Vec<String> = listing
                 .items()
-                .iter()
                 .map(|l| format!("{}:{}", l.name, l.digest.as_ref().unwrap().hex()))
                 .collect();
             let want = expected.next().unwrap();

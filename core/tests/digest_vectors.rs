@@ -135,7 +135,6 @@ fn listing_cases() {
         let listing = read.unwrap();
         let lines: Vec<String> = listing
             .items()
-            .iter()
             .map(|l| match &l.digest {
                 Ok(d) => format!("{}\t{d}", l.name),
                 Err(_) => format!("{}\tundecidable", l.name),

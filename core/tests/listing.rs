@@ -1,8 +1,14 @@
 //! Listings: a large one is read on two threads, and must give exactly what one reading gives,
-//! digests and refusals alike, wherever in the document a refusal sits.
+//! digests and refusals alike, wherever in the document a refusal sits; its items are in
+//! set-hash order and its set hash is the one an independent implementation computes.
 
-use pinlog_core::digest::{Listing, ListingError};
-use pinlog_core::json::{array_items, Limits};
+mod common;
+
+use std::collections::HashMap;
+
+use pinlog_core::digest::{value_digest, Digest, Listing, ListingError};
+use pinlog_core::json::{self, array_items, Limits};
+use sha2::{Digest as _, Sha256};
 
 /// A listing of a few megabytes whose strings carry what a boundary scan could trip on.
 fn big_listing(items: usize) -> String {
@@ -19,7 +25,7 @@ fn big_listing(items: usize) -> String {
     s
 }
 
-fn sequential(input: &[u8]) -> Result<Listing, ListingError> {
+fn sequential(input: &[u8]) -> Result<Listing<'static>, ListingError> {
     Listing::from_items(array_items(input, Limits::default())?)
 }
 
@@ -28,10 +34,10 @@ fn a_large_listing_reads_the_same_on_two_threads() {
     let doc = big_listing(12_000);
     assert!(doc.len() > 2 << 20);
     let parallel = Listing::read(doc.as_bytes(), Limits::default()).unwrap();
-    assert_eq!(parallel.items().len(), 12_000);
+    assert_eq!(parallel.items().count(), 12_000);
     assert_eq!(Ok(&parallel), sequential(doc.as_bytes()).as_ref());
     // Item names are all there once: nothing was read twice or skipped at the boundary.
-    let mut names: Vec<&str> = parallel.items().iter().map(|l| l.name.as_str()).collect();
+    let mut names: Vec<&str> = parallel.items().map(|l| l.name).collect();
     names.dedup();
     assert_eq!(names.len(), 12_000);
 }
@@ -87,7 +93,7 @@ fn one_item_spanning_the_middle_is_read_whole() {
     let doc = format!(r#"[{{"name":"a"}},{{"name":"big","d":"{filler}"}}]"#);
     let listing = Listing::read(doc.as_bytes(), Limits::default()).unwrap();
     assert_eq!(Ok(&listing), sequential(doc.as_bytes()).as_ref());
-    assert_eq!(listing.items().len(), 2);
+    assert_eq!(listing.items().count(), 2);
 }
 
 #[test]
@@ -115,4 +121,138 @@ fn a_second_part_dropped_unread_leaves_the_first_to_read_everything() {
     drop(second);
     let read: Vec<_> = first.collect::<Result<_, _>>().unwrap();
     assert_eq!(read, all);
+}
+
+#[test]
+fn names_escaped_and_beyond_the_bmp_hash_as_python_computes() {
+    // Escaped and raw spellings of one name; U+E000 and U+FFFF, which UTF-16 puts after the
+    // characters beyond the BMP and code point order before them; the empty name.
+    const NAMES: [&str; 12] = [
+        r#"q\"uote"#,
+        r"back\\slash",
+        r"line\nbreak",
+        r"\u001f",
+        r"\u00e9",
+        "é",
+        r"\ud83d\ude00",
+        "😀",
+        "𝐀",
+        "\u{e000}",
+        "\u{ffff}",
+        "",
+    ];
+    // Past a mebibyte, so that it is read on two threads. Each name comes twice with different
+    // descriptions (ordered by digest), once in each half for some.
+    let mut doc = String::from("[");
+    for i in 0..40_000 {
+        if i > 0 {
+            doc.push(',');
+        }
+        let name = NAMES[i % NAMES.len()];
+        let n = i / (2 * NAMES.len()) % 1_000;
+        doc.push_str(&format!(
+            r#"{{"name":"{name}{n}","description":"item {i}"}}"#
+        ));
+    }
+    doc.push(']');
+    assert!(doc.len() > 1 << 20);
+    let script = r#"
+import sys, json, hashlib, rfc8785
+items = json.loads(sys.stdin.buffer.read())
+lines = sorted((i["name"].encode("utf-16-be"), hashlib.sha256(rfc8785.dumps(i)).hexdigest(), i["name"]) for i in items)
+lines = [f"{n}:{h}" for _, h, n in lines]
+print(json.dumps({"lines": lines, "set": hashlib.sha256("\n".join(lines).encode()).hexdigest()}))
+"#;
+    let stdout = common::run_peer(
+        &common::python(),
+        &["-c", script],
+        doc.as_bytes(),
+        "the python package rfc8785 is needed: `bash .ci/run` installs it, or set PINLOG_PYTHON",
+    );
+    let want: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
+    let read = Listing::read(doc.as_bytes(), Limits::default()).unwrap();
+    let lines: Vec<String> = read
+        .items()
+        .map(|l| format!("{}:{}", l.name, l.digest.unwrap().hex()))
+        .collect();
+    assert_eq!(lines, common::strings(&want["lines"]));
+    assert_eq!(
+        read.set_hash().unwrap().hex(),
+        want["set"].as_str().unwrap()
+    );
+    assert_eq!(Ok(&read), sequential(doc.as_bytes()).as_ref());
+}
+
+#[test]
+fn a_listing_of_many_full_runs_is_in_set_hash_order() {
+    // More items than fill the largest runs on each of the two threads, of a few thousand kinds
+    // in a scrambled order: names beyond the BMP, after it in UTF-16 and before it in code points.
+    const PIECES: [&str; 6] = ["a", "é", "😀", "\u{e000}", "\u{ffff}", "z"];
+    let mut rng = common::Rng(0x5eed_0003);
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    let mut doc = String::from("[");
+    for i in 0..2_400_000 {
+        let name = format!("{}{}", rng.pick(&PIECES), rng.below(500));
+        let item = format!(r#"{{"i":{},"name":"{name}"}}"#, rng.below(3));
+        doc.push_str(if i > 0 { "," } else { "" });
+        doc.push_str(&item);
+        *counts.entry(item).or_default() += 1;
+    }
+    doc.push(']');
+    let listing = Listing::read(doc.as_bytes(), Limits::default()).unwrap();
+    // The order computed apart: by UTF-16 code units, then by digest.
+    let mut kinds: Vec<(Vec<u16>, Digest, String, usize)> = counts
+        .into_iter()
+        .map(|(item, count)| {
+            let value = json::parse(item.as_bytes(), Limits::default()).unwrap();
+            let name = value.as_object().unwrap().get("name").unwrap();
+            let name = name.as_str().unwrap().to_string();
+            let digest = value_digest(&value).unwrap();
+            (name.encode_utf16().collect(), digest, name, count)
+        })
+        .collect();
+    kinds.sort();
+    let want = kinds
+        .iter()
+        .flat_map(|(_, digest, name, count)| std::iter::repeat_n((name.as_str(), *digest), *count));
+    let ours = listing.items().map(|l| (l.name, l.digest.unwrap()));
+    assert!(ours.eq(want.clone()), "the items are not in set-hash order");
+    let mut set = Sha256::new();
+    for (i, (name, digest)) in want.enumerate() {
+        set.update(format!(
+            "{}{name}:{}",
+            if i > 0 { "\n" } else { "" },
+            digest.hex()
+        ));
+    }
+    let set: [u8; 32] = set.finalize().into();
+    assert_eq!(listing.set_hash().unwrap().hex(), hex(&set));
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn undecidable_items_of_one_name_stay_in_document_order() {
+    // Items of one name at both ends and in both threads' parts; an integer past 2^53 has no
+    // digest.
+    let undecidable = ["c", "a", "d", "b"];
+    let at: [usize; 4] = [0, 270_000, 400_000, 599_999];
+    let items: Vec<String> = (0..600_000)
+        .map(|i| match at.iter().position(|&a| a == i) {
+            Some(k) => format!(r#"{{"name":"u","{}":9007199254740993}}"#, undecidable[k]),
+            None => format!(r#"{{"name":"{}"}}"#, (i * 7919) % 600_000),
+        })
+        .collect();
+    let doc = format!("[{}]", items.join(","));
+    let listing = Listing::read(doc.as_bytes(), Limits::default()).unwrap();
+    assert_eq!(Ok(&listing), sequential(doc.as_bytes()).as_ref());
+    let order: Vec<String> = listing
+        .items()
+        .filter_map(|l| l.digest.err().map(|e| e.literals[0].pointer.to_string()))
+        .collect();
+    assert_eq!(order, ["/c", "/a", "/d", "/b"]);
+    assert_eq!(listing.items().count(), 600_000);
+    assert_eq!(listing.set_hash(), None);
 }

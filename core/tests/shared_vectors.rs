@@ -127,7 +127,6 @@ fn sets_hash_byte_for_byte_across_pages() {
         }
         let lines: Vec<String> = listing
             .items()
-            .iter()
             .map(|l| format!("{}:{}", l.name, l.digest.as_ref().unwrap().hex()))
             .collect();
         assert_eq!(lines, common::strings(&case["lines"]), "{about}");

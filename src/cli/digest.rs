@@ -39,7 +39,7 @@ pub fn run(args: DigestArgs, render: Render) -> Result<Exit, Failure> {
 fn write_listing(out: &mut impl Write, listing: &Listing, render: Render) -> std::io::Result<Exit> {
     let mut exit = Exit::Ok;
     for item in listing.items() {
-        let name = render.text(&item.name);
+        let name = render.text(item.name);
         match &item.digest {
             Ok(d) => {
                 out.write_all(name.as_bytes())?;
