@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pinlog_mcp::config;
+use pinlog_clients::config;
 use pinlog_mcp::http::EventParser;
 use pinlog_mcp::jsonrpc;
 
