@@ -7,8 +7,6 @@ use std::path::Path;
 use pinlog_core::exit::Failure;
 use pinlog_core::render;
 
-use crate::cli::input::InputArgs;
-
 /// How text from outside is rendered in messages.
 #[derive(Clone, Copy)]
 pub struct Render {
@@ -34,12 +32,12 @@ impl Render {
 /// Reads the input a command names (a file, or standard input for none or `-`), at most
 /// `--max-bytes` + 1 bytes so that the reader can refuse an oversized document without the whole
 /// of it being held in memory.
-pub fn read_input(args: &InputArgs) -> Result<Vec<u8>, Failure> {
-    let limit = u64::try_from(args.max_bytes)
+pub fn read_input(file: Option<&Path>, max_bytes: usize) -> Result<Vec<u8>, Failure> {
+    let limit = u64::try_from(max_bytes)
         .unwrap_or(u64::MAX)
         .saturating_add(1);
     let mut buf = Vec::new();
-    match args.file.as_deref() {
+    match file {
         None => read_bounded(io::stdin().lock(), limit, &mut buf),
         Some(p) if p == Path::new("-") => read_bounded(io::stdin().lock(), limit, &mut buf),
         Some(p) => {

@@ -42,9 +42,9 @@ use pinlog_mcp::revision::{Era, Revision};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use crate::options::ProxyOptions;
 use crate::pins::{LockPins, StorePins};
 use crate::queue::{self, Budget};
-use crate::run::ProxyOptions;
 use crate::session::{Action, OnDrift, Outcome, Pins, Session};
 use crate::stdio::MAX_MESSAGE;
 use crate::store::{ServerKey, Store};

@@ -7,6 +7,7 @@ pub mod demo;
 pub mod events;
 pub mod http;
 pub mod launch;
+pub mod options;
 pub mod pins;
 pub mod queue;
 pub mod run;

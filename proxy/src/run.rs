@@ -3,35 +3,16 @@
 //! version), and the session run over stdio or HTTP.
 
 use std::ffi::OsString;
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::render::safe;
 
 use crate::launch;
+use crate::options::ProxyOptions;
 use crate::pins::{LockPins, StorePins};
-use crate::session::OnDrift;
 use crate::stdio::{self, Ended, StdioOptions};
 use crate::store::{ServerKey, Store};
-
-/// What `pinlog proxy` was asked to run.
-#[derive(Debug)]
-pub struct ProxyOptions {
-    /// What people see the server called; for none, [`default_label`] of the command.
-    pub name: Option<String>,
-    /// A team lockfile the server named `name` is held to, instead of a first-use pin.
-    pub lock: Option<PathBuf>,
-    /// With `lock`: refuse a server the lockfile does not name.
-    pub only_locked: bool,
-    pub on_drift: OnDrift,
-    /// With `upstream`: the loopback address served over Streamable HTTP.
-    pub listen: Option<SocketAddr>,
-    /// The server's Streamable HTTP endpoint, instead of a command.
-    pub upstream: Option<String>,
-    /// The server's command and its arguments.
-    pub command: Vec<OsString>,
-}
 
 /// What people see a server called when no --name is given: the command's file name, and for an
 /// interpreter or a runner the first argument that is not a flag.

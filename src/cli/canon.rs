@@ -20,7 +20,7 @@ pub struct CanonArgs {
 }
 
 pub fn run(args: CanonArgs, render: Render) -> Result<Exit, Failure> {
-    let input = io::read_input(&args.input)?;
+    let input = io::read_input(args.input.file.as_deref(), args.input.max_bytes)?;
     let canonical = json::canonicalize(&input, args.input.limits())??;
     match &args.output {
         Some(path) => io::write_atomic(path, &canonical)?,

@@ -20,7 +20,7 @@ pub struct DigestArgs {
 }
 
 pub fn run(args: DigestArgs, render: Render) -> Result<Exit, Failure> {
-    let input = io::read_input(&args.input)?;
+    let input = io::read_input(args.input.file.as_deref(), args.input.max_bytes)?;
     let mut out = io::stdout_buffered();
     let exit = if args.listing {
         let listing = Listing::read(&input, args.input.limits())?;

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use pinlog_core::render::safe;
-use pinlog_proxy::run::{run, ProxyOptions};
+use pinlog_proxy::options::ProxyOptions;
+use pinlog_proxy::run::run;
 use pinlog_proxy::session::OnDrift;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
