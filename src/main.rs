@@ -204,17 +204,21 @@ fn one_dash_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ff
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The proxy runs for as long as a client keeps a server, one per server, so its allocator should
-/// commit memory as it is used rather than an arena at a time: about half the resident memory
-/// (docs/BENCHMARKS.md). mimalloc reads that option at its first allocation, before `main`, so
-/// the proxy starts itself once more with the option in its environment (an exec: same process,
-/// same pid). The server it runs gets the environment the client gave (see
+/// commit memory as it is used rather than an arena at a time (about half the resident memory,
+/// docs/BENCHMARKS.md), and give freed memory back at once (a flood's peak halves, docs/PROXY.md).
+/// mimalloc reads its options at its first allocation, before `main`, so the proxy starts itself
+/// once more with them in its environment (an exec: same process, same pid). A user who set any
+/// of them keeps their own. The server it runs gets the environment the client gave (see
 /// `pinlog_proxy::stdio::LEAN_MARKER`).
 #[cfg(unix)]
 fn lean_allocator_for_the_proxy() {
+    use pinlog_proxy::stdio::{LEAN_MARKER, LEAN_OPTIONS};
     use std::os::unix::process::CommandExt;
-    const OPTION: &str = "MIMALLOC_ARENA_EAGER_COMMIT";
     let is_proxy = std::env::args_os().nth(1).is_some_and(|a| a == "proxy");
-    if !is_proxy || std::env::var_os(OPTION).is_some() {
+    let chosen = LEAN_OPTIONS
+        .iter()
+        .any(|(name, _)| std::env::var_os(name).is_some());
+    if !is_proxy || chosen || std::env::var_os(LEAN_MARKER).is_some() {
         return;
     }
     let Ok(exe) = std::env::current_exe() else {
@@ -226,8 +230,8 @@ fn lean_allocator_for_the_proxy() {
     let _ = std::process::Command::new(exe)
         .arg0(argv0)
         .args(args)
-        .env(OPTION, "0")
-        .env(pinlog_proxy::stdio::LEAN_MARKER, "1")
+        .envs(LEAN_OPTIONS)
+        .env(LEAN_MARKER, "1")
         .exec();
 }
 

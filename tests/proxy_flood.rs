@@ -3,7 +3,7 @@
 //! is cut off; one that sends them to a client that does not read (on a POST's stream, or the GET
 //! stream) is held back, and the client gets every one once it reads; a client that sends 400
 //! requests of 1 MiB while the check runs, or to a server that does not read, is held back, and
-//! every request reaches the server once it reads. The proxy stays within 64 MiB throughout. A
+//! every request reaches the server once it reads. The proxy stays within 48 MiB throughout. A
 //! message over the 16 MiB cap, from either side, is refused by name. The servers are
 //! tests/fixtures/flood_server.py and flood_http_server.py; the client is this test, writing and
 //! reading the proxy's pipes and sockets itself, so that it can stop reading.
@@ -22,7 +22,7 @@ use serde_json::{json, Value as J};
 
 const MIB: u64 = 1 << 20;
 /// The most the proxy may take, in any of these floods (docs/PROXY.md).
-const PEAK: u64 = 64 * MIB;
+const PEAK: u64 = 48 * MIB;
 const FLOOD: usize = 400;
 
 fn python() -> String {

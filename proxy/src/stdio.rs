@@ -14,10 +14,17 @@ use tokio::process::{Child, Command};
 use crate::queue::Budget;
 use crate::session::{Action, OnDrift, Outcome, Pins, Session};
 
-/// Set (by the `pinlog` binary) when it started the proxy again with an allocator option of its
-/// own in the environment: the server must not inherit that option, nor this marker.
+/// Set (by the `pinlog` binary) when it started the proxy again with [`LEAN_OPTIONS`] in the
+/// environment: the server must inherit neither those options nor this marker.
 pub const LEAN_MARKER: &str = "PINLOG_PROXY_LEAN";
-const LEAN_OPTION: &str = "MIMALLOC_ARENA_EAGER_COMMIT";
+
+/// The allocator options the proxy runs with: memory committed as it is used, and given back to
+/// the system as soon as it is freed, so that what is resident follows what the queues hold
+/// (docs/PROXY.md, "Memory") rather than what they once held.
+pub const LEAN_OPTIONS: [(&str, &str); 2] = [
+    ("MIMALLOC_ARENA_EAGER_COMMIT", "0"),
+    ("MIMALLOC_PURGE_DELAY", "0"),
+];
 
 /// The longest line either side may send, in bytes.
 pub const MAX_MESSAGE: usize = 16 << 20;
@@ -49,7 +56,10 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
         .ok_or("give the server's command after --")?;
     let mut command = Command::new(program);
     if std::env::var_os(LEAN_MARKER).is_some() {
-        command.env_remove(LEAN_MARKER).env_remove(LEAN_OPTION);
+        command.env_remove(LEAN_MARKER);
+        for (name, _) in LEAN_OPTIONS {
+            command.env_remove(name);
+        }
     }
     let mut child = command
         .args(args)
