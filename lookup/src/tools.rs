@@ -19,7 +19,7 @@ use crate::history::{self, Found, History, LogConfig, LogIndex, LogProblem};
 use crate::safe::{labels, safe_name, Out, SafeStr};
 use pinlog_clients::guide as clients;
 use pinlog_proxy::check;
-use pinlog_proxy::store::{Pinned, ServerKey, Store, StoreError};
+use pinlog_proxy::store::{PinStoreError, Pinned, ServerKey, Store};
 
 pub const SERVER_STATUS: &str = "pinlog_server_status";
 pub const MY_SERVERS: &str = "pinlog_my_servers";
@@ -245,7 +245,7 @@ impl LookupTools {
         };
         match Store::open_existing(home) {
             Ok(store) => Ok(Some(store)),
-            Err(StoreError::Missing(_)) => Ok(None),
+            Err(PinStoreError::Missing(_)) => Ok(None),
             Err(_) => Err(store_unreadable()),
         }
     }
