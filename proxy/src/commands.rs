@@ -13,14 +13,14 @@ use pinlog_core::render::{quoted, safe, safe_ascii};
 use pinlog_gate::report_text::render;
 use pinlog_gate::{Gate, Inputs, Report, SignatureState};
 
-use crate::store::{Pinned, ServerKey, Store, StoreError};
+use crate::store::{PinStoreError, Pinned, ServerKey, Store};
 
 /// Why a command failed.
 #[derive(Debug)]
 pub enum CommandError {
     /// The server named matches none, or several.
     Usage(String),
-    Store(StoreError),
+    Store(PinStoreError),
 }
 
 impl CommandError {
@@ -29,7 +29,7 @@ impl CommandError {
     pub fn exit(&self) -> Exit {
         match self {
             CommandError::Usage(_) => Exit::Usage,
-            CommandError::Store(StoreError::Audit { .. }) => Exit::Bad,
+            CommandError::Store(PinStoreError::Audit { .. }) => Exit::Bad,
             CommandError::Store(_) => Exit::Unreadable,
         }
     }
@@ -52,8 +52,8 @@ impl From<CommandError> for Failure {
     }
 }
 
-impl From<StoreError> for CommandError {
-    fn from(e: StoreError) -> Self {
+impl From<PinStoreError> for CommandError {
+    fn from(e: PinStoreError) -> Self {
         CommandError::Store(e)
     }
 }
@@ -170,7 +170,7 @@ fn review_of(key: &ServerKey, p: &Pinned, ascii: bool) -> Result<(String, Exit),
     };
     let lock = p.lock()?;
     let manifest =
-        Manifest::read(&pending.manifest).map_err(|e| StoreError::Refused(e.to_string()))?;
+        Manifest::read(&pending.manifest).map_err(|e| PinStoreError::Refused(e.to_string()))?;
     let lock_path = format!("the pin of \"{label}\" ({key})");
     let manifest_path = format!("the surface it served at {}", pending.at);
     // Both paths are rendered safe by the report.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Barrier};
 
 use pinlog_core::lockfile::Lockfile;
 use pinlog_proxy::commands;
-use pinlog_proxy::store::{FirstUse, ServerKey, Store, StoreError, DB_FILE};
+use pinlog_proxy::store::{FirstUse, PinStoreError, ServerKey, Store, DB_FILE};
 use serde_json::{json, Value as J};
 
 /// A one-server manifest as the proxy records it: read once (not complete), scoped to `id`.
@@ -271,7 +271,7 @@ fn drift_release_approve_and_forget_are_recorded() {
     // Tools with no pending change, or unknown, are refused and change nothing.
     for bad in ["echo", "nope"] {
         let e = store.approve(&k, &labels(&[bad])).unwrap_err();
-        assert!(matches!(e, StoreError::Refused(_)), "{e}");
+        assert!(matches!(e, PinStoreError::Refused(_)), "{e}");
     }
     // Only the new tool: `add` stays as approved, and its change stays pending.
     let done = store.approve(&k, &labels(&["exec"])).unwrap();
@@ -293,7 +293,7 @@ fn drift_release_approve_and_forget_are_recorded() {
     assert!(String::from_utf8(p.pin).unwrap().contains("ssh") && p.pending.is_none());
     assert!(matches!(
         store.approve(&k, &[]),
-        Err(StoreError::Refused(_))
+        Err(PinStoreError::Refused(_))
     ));
 
     assert_eq!(store.forget(&k).unwrap().as_deref(), Some("demo"));
@@ -338,7 +338,7 @@ fn busy_store() -> (tempfile::TempDir, Store) {
 
 fn audit_fails_at(store: &Store, index: u64) {
     match store.audit() {
-        Err(StoreError::Audit { index: i, why }) => assert_eq!(i, index, "{why}"),
+        Err(PinStoreError::Audit { index: i, why }) => assert_eq!(i, index, "{why}"),
         other => panic!("{other:?}"),
     }
 }
@@ -358,7 +358,7 @@ fn audit_names_the_first_edited_or_deleted_event_or_head() {
     let e = store
         .pin_first_use(&k, "s", &manifest(k.as_str(), V1, "2026-01-03T00:00:00Z"))
         .unwrap_err();
-    assert!(matches!(e, StoreError::Audit { .. }), "{e}");
+    assert!(matches!(e, PinStoreError::Audit { .. }), "{e}");
 
     // The same text stored as TEXT, not bytes.
     let (home, store) = busy_store();
@@ -392,7 +392,7 @@ fn audit_names_the_first_edited_or_deleted_event_or_head() {
         home.path(),
         &format!("UPDATE servers SET pin = {other} WHERE key = '{a}'"),
     );
-    assert!(matches!(store.audit(), Err(StoreError::Audit { .. })));
+    assert!(matches!(store.audit(), Err(PinStoreError::Audit { .. })));
 }
 
 /// Opening `home` fails as unreadable, says what to do, and leaves the file as it was.
@@ -400,7 +400,7 @@ fn refused_untouched(home: &Path, says: &str) {
     let before = std::fs::read(home.join(DB_FILE)).unwrap();
     for open in [Store::open, Store::open_existing] {
         let e = open(home).err().expect("the store must be refused");
-        assert!(matches!(e, StoreError::Unreadable { .. }), "{e}");
+        assert!(matches!(e, PinStoreError::Unreadable { .. }), "{e}");
         let text = e.to_string();
         assert!(
             text.contains(says) && text.contains("never re-trusts"),
@@ -442,7 +442,7 @@ fn a_corrupt_or_foreign_store_is_refused_and_left_untouched() {
     let home = tempfile::tempdir().unwrap();
     assert!(matches!(
         Store::open_existing(home.path()),
-        Err(StoreError::Missing(_))
+        Err(PinStoreError::Missing(_))
     ));
 }
 
@@ -465,7 +465,7 @@ fn a_pin_edited_without_its_digest_is_refused_and_can_be_forgotten() {
         store.audit().unwrap_err(),
     ] {
         assert!(
-            matches!(e, StoreError::Unreadable { .. })
+            matches!(e, PinStoreError::Unreadable { .. })
                 && e.to_string().contains("lockfile-digest-mismatch"),
             "{e}"
         );

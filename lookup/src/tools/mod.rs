@@ -1,0 +1,214 @@
+//! The lookup tools: read-only answers about a public server's history (from a verified local
+//! copy of the log), this machine's pins and pending changes, and how to protect a client.
+//!
+//! Every answer is an [`Out`](crate::safe::Out): names through `safe_name`, dates, counts,
+//! digests, keys and fixed labels, and pinlog's own text. No description, schema, instruction or
+//! other text a server wrote is ever returned: a tool's answer goes straight to the model. Nor is
+//! the question echoed: every name in an answer is one the log or the pin store holds.
+
+mod answer;
+mod pins;
+mod protect;
+mod status;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use pinlog_core::json::Object;
+use pinlog_mcp::server::{CallError, Json, McpServer, ServerInfo, ToolDef, ToolResult, Tools};
+
+use crate::history::{self, LogConfig, LogIndex, LogProblem};
+use pinlog_clients::guide as clients;
+
+pub const SERVER_STATUS: &str = "pinlog_server_status";
+pub const MY_SERVERS: &str = "pinlog_my_servers";
+pub const CHANGE_SUMMARY: &str = "pinlog_change_summary";
+pub const HOW_TO_PROTECT: &str = "pinlog_how_to_protect";
+
+/// Where this machine's pins are, for the tools that read them.
+#[derive(Debug, Clone)]
+pub enum Pins {
+    /// The pin store's home directory (`Store::home()`).
+    Home(PathBuf),
+    /// No data directory could be found.
+    NoHome,
+    /// Not offered (Streamable HTTP: this machine's pins are never served to a network peer);
+    /// the tools that read pins are not listed.
+    Off,
+}
+
+/// The lookup tools' state: where the log and the pins are, and the last verified index.
+pub struct LookupTools {
+    log: Option<LogConfig>,
+    pins: Pins,
+    index: Mutex<Option<Arc<LogIndex>>>,
+}
+
+fn schema(properties: Json, required: &[&str]) -> Json {
+    Json::obj([
+        ("type", Json::str("object")),
+        ("properties", properties),
+        ("required", Json::strs(required.iter().copied())),
+        ("additionalProperties", Json::Bool(false)),
+    ])
+}
+
+fn string_property(description: &str, max: i64) -> Json {
+    Json::obj([
+        ("type", Json::str("string")),
+        ("minLength", Json::Int(1)),
+        ("maxLength", Json::Int(max)),
+        ("description", Json::str(description)),
+    ])
+}
+
+impl LookupTools {
+    pub fn new(log: Option<LogConfig>, pins: Pins) -> LookupTools {
+        LookupTools {
+            log,
+            pins,
+            index: Mutex::new(None),
+        }
+    }
+
+    /// Whether the tools that read this machine's pins are offered.
+    pub fn offers_pins(&self) -> bool {
+        !matches!(self.pins, Pins::Off)
+    }
+
+    /// The verified index of the log: the one verified last, while the checkpoint in the
+    /// directory is still the one it verified; else the log is verified and indexed again.
+    /// `None` when no log is configured.
+    pub fn index(&self) -> Option<Result<Arc<LogIndex>, LogProblem>> {
+        let config = self.log.as_ref()?;
+        let mut cached = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(index) = cached.as_ref() {
+            if history::current_note(&config.dir).as_deref() == Some(index.note.as_str()) {
+                return Some(Ok(index.clone()));
+            }
+        }
+        *cached = None;
+        Some(history::load(config).map(|index| {
+            let index = Arc::new(index);
+            *cached = Some(index.clone());
+            index
+        }))
+    }
+}
+
+impl Tools for LookupTools {
+    fn list(&self) -> Vec<ToolDef> {
+        let mut tools = vec![ToolDef {
+            name: SERVER_STATUS.into(),
+            title: Some("Public server history".into()),
+            description: "Whether a public MCP server's surface (its tools, prompts and \
+                instructions) changed, when, and how many tools it has, from a local copy of \
+                pinlog's public log verified against its pinned key. Answers hold dates, counts, \
+                digests and fixed change labels only, never the server's own text."
+                .into(),
+            input_schema: schema(
+                Json::obj([(
+                    "server",
+                    string_property(
+                        "The server's identity in the log, kind:name (npm:@scope/name, \
+                         pypi:name, oci:image, remote:URL, registry:name), or its name alone",
+                        520,
+                    ),
+                )]),
+                &["server"],
+            ),
+            read_only: true,
+        }];
+        if self.offers_pins() {
+            tools.push(ToolDef {
+                name: MY_SERVERS.into(),
+                title: Some("Pinned servers on this machine".into()),
+                description: "The MCP servers pinned on this machine by pinlog's proxy: key, \
+                    label, tool and prompt counts, when pinned, and whether a change waits for \
+                    review (with its fixed change labels)."
+                    .into(),
+                input_schema: schema(Json::obj([]), &[]),
+                read_only: true,
+            });
+            tools.push(ToolDef {
+                name: CHANGE_SUMMARY.into(),
+                title: Some("Pending change summary".into()),
+                description: "What kind of change waits for review on a pinned server: fixed \
+                    change labels (new-instruction, new-field, wording-only, …) and counts of \
+                    tools and prompts changed, added and removed. Never the changed text; the \
+                    user reviews and approves in a terminal."
+                    .into(),
+                input_schema: schema(
+                    Json::obj([(
+                        "server",
+                        string_property(
+                            "The pinned server: its key, a key prefix of 6 hex digits or more, \
+                             or its label",
+                            200,
+                        ),
+                    )]),
+                    &["server"],
+                ),
+                read_only: true,
+            });
+        }
+        tools.push(ToolDef {
+            name: HOW_TO_PROTECT.into(),
+            title: Some("How to protect a client".into()),
+            description: "How to put pinlog's proxy in front of a client's local MCP servers: \
+                the configuration file, the `pinlog wrap` command, and the snippet to write by \
+                hand."
+                .into(),
+            input_schema: schema(
+                Json::obj([(
+                    "client",
+                    Json::obj([
+                        ("type", Json::str("string")),
+                        ("enum", Json::strs(clients::names())),
+                        ("description", Json::str("The MCP client")),
+                    ]),
+                )]),
+                &["client"],
+            ),
+            read_only: true,
+        });
+        tools
+    }
+
+    fn call(&self, name: &str, arguments: &Object<'_>) -> Result<ToolResult, CallError> {
+        match name {
+            SERVER_STATUS => Ok(self.server_status(arguments)),
+            MY_SERVERS if self.offers_pins() => Ok(self.my_servers(arguments)),
+            CHANGE_SUMMARY if self.offers_pins() => Ok(self.change_summary(arguments)),
+            HOW_TO_PROTECT => Ok(self.how_to_protect(arguments)),
+            _ => Err(CallError::UnknownTool),
+        }
+    }
+}
+
+/// The lookup server: its tools and who it says it is.
+pub fn server(tools: LookupTools) -> McpServer<LookupTools> {
+    let instructions = if tools.offers_pins() {
+        "pinlog lookup: read-only facts about MCP servers. pinlog_server_status answers from a \
+         verified local copy of pinlog's public log; pinlog_my_servers and \
+         pinlog_change_summary from this machine's pin store; pinlog_how_to_protect says how to \
+         set pinlog up in a client. Answers hold names restricted to a safe character set, \
+         dates, counts, digests and fixed labels only: never a server's own descriptions or \
+         pending definitions. Nothing here approves or changes anything: the user reviews and \
+         approves changes in a terminal."
+    } else {
+        "pinlog lookup: read-only facts about public MCP servers. pinlog_server_status answers \
+         from a verified local copy of pinlog's public log; pinlog_how_to_protect says how to \
+         set pinlog up in a client. Answers hold names restricted to a safe character set, \
+         dates, counts, digests and fixed labels only: never a server's own text."
+    };
+    McpServer::new(
+        tools,
+        ServerInfo {
+            name: "pinlog-lookup".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            title: Some("pinlog lookup".into()),
+            instructions: Some(instructions.into()),
+        },
+    )
+}

@@ -1,0 +1,307 @@
+//! `pinlog_my_servers` and `pinlog_change_summary`: this machine's pins and their pending
+//! changes, as labels and counts.
+
+use pinlog_core::json::Object;
+use pinlog_core::manifest::Manifest;
+use pinlog_gate::compare::compare;
+use pinlog_gate::{Kind, Policy};
+use pinlog_mcp::server::ToolResult;
+use pinlog_proxy::check;
+use pinlog_proxy::store::{PinStoreError, Pinned, ServerKey, Store};
+
+use super::answer::{answer, invalid, name_members, obj, s, string_arg};
+use super::{LookupTools, Pins};
+use crate::safe::{labels, Out, SafeStr};
+
+impl LookupTools {
+    fn store(&self) -> Result<Option<Store>, ToolResult> {
+        let home = match &self.pins {
+            Pins::Home(h) => h,
+            Pins::NoHome => {
+                return Err(answer(
+                    obj(vec![
+                        ("status", s("store-unreadable")),
+                        (
+                            "message",
+                            s("No data directory for the pin store: set PINLOG_HOME."),
+                        ),
+                    ]),
+                    true,
+                ))
+            }
+            Pins::Off => unreachable!("the pin tools are not offered"),
+        };
+        match Store::open_existing(home) {
+            Ok(store) => Ok(Some(store)),
+            Err(PinStoreError::Missing(_)) => Ok(None),
+            Err(_) => Err(store_unreadable()),
+        }
+    }
+
+    pub(super) fn my_servers(&self, arguments: &Object<'_>) -> ToolResult {
+        if let Err(e) = string_arg(arguments, &[], "") {
+            return e;
+        }
+        let store = match self.store() {
+            Ok(Some(store)) => store,
+            Ok(None) => return no_store(),
+            Err(e) => return e,
+        };
+        let list = match store.list() {
+            Ok(l) => l,
+            Err(_) => return store_unreadable(),
+        };
+        let servers: Vec<Out> = list.iter().map(|(k, p)| pin_out(k, p)).collect();
+        let pending = list.iter().filter(|(_, p)| p.pending.is_some()).count();
+        answer(
+            obj(vec![
+                ("status", s("ok")),
+                ("count", Out::Num(servers.len() as u64)),
+                ("pending", Out::Num(pending as u64)),
+                ("servers", Out::Arr(servers)),
+                (
+                    "note",
+                    s(
+                        "Labels are shown restricted to a safe character set. A pending change \
+                       blocks (or holds) its server until the user reviews it in a terminal: \
+                       `pinlog review KEY`, then `pinlog approve KEY`. Nothing here can approve \
+                       anything.",
+                    ),
+                ),
+            ]),
+            false,
+        )
+    }
+
+    pub(super) fn change_summary(&self, arguments: &Object<'_>) -> ToolResult {
+        let given = match string_arg(arguments, &["server"], "server") {
+            Ok(Some(v)) => v,
+            Ok(None) => return invalid("give the server: its key, a key prefix, or its label"),
+            Err(e) => return e,
+        };
+        let store = match self.store() {
+            Ok(Some(store)) => store,
+            Ok(None) => return no_store(),
+            Err(e) => return e,
+        };
+        let keys = match store.keys() {
+            Ok(k) => k,
+            Err(_) => return store_unreadable(),
+        };
+        let key =
+            match resolve(&keys, given) {
+                Ok(k) => k,
+                Err(several) => {
+                    let mut m = vec![(
+                        "status",
+                        s(if several.is_empty() {
+                            "not-found"
+                        } else {
+                            "ambiguous"
+                        }),
+                    )];
+                    if several.is_empty() {
+                        m.push((
+                        "message",
+                        s("No pinned server has that key, key prefix (6 hex digits or more) or \
+                           label; pinlog_my_servers lists them."),
+                    ));
+                    } else {
+                        m.push((
+                            "candidates",
+                            Out::strs(several.iter().map(SafeStr::key).collect()),
+                        ));
+                        m.push((
+                            "message",
+                            s("Several pinned servers match; give one of the keys."),
+                        ));
+                    }
+                    return answer(obj(m), true);
+                }
+            };
+        let pinned = match store.pinned(&key) {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                return answer(
+                    obj(vec![
+                        ("status", s("not-found")),
+                        ("key", Out::Str(SafeStr::key(&key))),
+                        ("message", s("The server was forgotten meanwhile.")),
+                    ]),
+                    true,
+                )
+            }
+            Err(_) => return store_unreadable(),
+        };
+        match summary(&key, &pinned) {
+            Some(out) => answer(out, false),
+            None => store_unreadable(),
+        }
+    }
+}
+
+fn store_unreadable() -> ToolResult {
+    answer(
+        obj(vec![
+            ("status", s("store-unreadable")),
+            (
+                "message",
+                s("The pin store cannot be read; `pinlog pins` in a terminal says why."),
+            ),
+        ]),
+        true,
+    )
+}
+
+fn no_store() -> ToolResult {
+    answer(
+        obj(vec![
+            ("status", s("ok")),
+            ("count", Out::Num(0)),
+            ("pending", Out::Num(0)),
+            ("servers", Out::Arr(vec![])),
+            (
+                "note",
+                s(
+                    "No server is pinned on this machine yet: the proxy pins a server the first \
+                   time it runs it (pinlog_how_to_protect says how to set it up).",
+                ),
+            ),
+        ]),
+        false,
+    )
+}
+
+/// One pin, as `pinlog_my_servers` shows it.
+fn pin_out(key: &ServerKey, p: &Pinned) -> Out {
+    let mut m = vec![("key", Out::Str(SafeStr::key(key)))];
+    m.extend(name_members("label", "label_altered", &p.label));
+    m.push(("tools", Out::Num(p.tools as u64)));
+    m.push(("prompts", Out::Num(p.prompts as u64)));
+    m.push(("approval", Out::Num(p.serial)));
+    m.push(("pinned_at", Out::Str(SafeStr::date(&p.pinned_at))));
+    match &p.pending {
+        None => m.push(("pending", Out::Bool(false))),
+        Some(pending) => {
+            m.push(("pending", Out::Bool(true)));
+            m.push(("pending_since", Out::Str(SafeStr::date(&pending.at))));
+            m.push((
+                "pending_labels",
+                Out::strs(labels(pending.labels.iter().map(String::as_str))),
+            ));
+            m.push((
+                "review",
+                Out::Str(SafeStr::format("pinlog review {}", &[&SafeStr::key(key)])),
+            ));
+        }
+    }
+    obj(m)
+}
+
+/// The key `given` names: a key, a unique key prefix of 6 hex digits or more, or a label no other
+/// server has. `Err` holds the keys that match when several do (empty when none does).
+fn resolve(keys: &[(ServerKey, String)], given: &str) -> Result<ServerKey, Vec<ServerKey>> {
+    if let Some((k, _)) = keys.iter().find(|(k, _)| k.as_str() == given) {
+        return Ok(k.clone());
+    }
+    let hex = given.len() >= 6 && given.bytes().all(|b| b.is_ascii_hexdigit());
+    let prefix = given.to_ascii_lowercase();
+    let by_prefix: Vec<&ServerKey> = keys
+        .iter()
+        .filter(|(k, _)| hex && k.as_str().starts_with(&prefix))
+        .map(|(k, _)| k)
+        .collect();
+    let by_label: Vec<&ServerKey> = keys
+        .iter()
+        .filter(|(_, l)| l == given)
+        .map(|(k, _)| k)
+        .collect();
+    match (by_prefix.as_slice(), by_label.as_slice()) {
+        ([one], _) | ([], [one]) => Ok((*one).clone()),
+        ([], several) | (several, _) => Err(several.iter().map(|k| (*k).clone()).collect()),
+    }
+}
+
+/// Counts of one kind of item in a pending change.
+#[derive(Default)]
+struct Moves {
+    changed: u64,
+    added: u64,
+    removed: u64,
+}
+
+impl Moves {
+    fn out(&self, pinned: usize, served: usize) -> Out {
+        obj(vec![
+            ("pinned", Out::Num(pinned as u64)),
+            ("served", Out::Num(served as u64)),
+            ("changed", Out::Num(self.changed)),
+            ("added", Out::Num(self.added)),
+            ("removed", Out::Num(self.removed)),
+        ])
+    }
+}
+
+/// The pending change of a pin: labels and counts only. `None` when the pin or the pending
+/// surface does not read.
+fn summary(key: &ServerKey, p: &Pinned) -> Option<Out> {
+    let mut m = vec![("status", s("ok")), ("key", Out::Str(SafeStr::key(key)))];
+    m.extend(name_members("label", "label_altered", &p.label));
+    let Some(pending) = &p.pending else {
+        m.push(("pending", Out::Bool(false)));
+        m.push((
+            "message",
+            s("Nothing is pending: the server last served what was approved."),
+        ));
+        return Some(obj(m));
+    };
+    let lock = p.lock().ok()?;
+    let manifest = Manifest::read(&pending.manifest).ok()?;
+    let served = manifest.servers.first()?;
+    let (mut tools, mut prompts) = (Moves::default(), Moves::default());
+    let (mut instructions, mut renamed) = (false, false);
+    for f in compare(&manifest, &lock) {
+        if f.kind == Kind::Unexamined {
+            continue;
+        }
+        match f.policy {
+            Some(Policy::ToolChanged) => tools.changed += 1,
+            Some(Policy::ToolAdded) => tools.added += 1,
+            Some(Policy::ToolRemoved) => tools.removed += 1,
+            Some(Policy::PromptChanged) => prompts.changed += 1,
+            Some(Policy::PromptAdded) => prompts.added += 1,
+            Some(Policy::PromptRemoved) => prompts.removed += 1,
+            Some(Policy::InstructionsChanged) => instructions = true,
+            Some(Policy::ServerRenamed) => renamed = true,
+            _ => {}
+        }
+    }
+    // The labels as the proxy computes them now; those it recorded, if they are the same server
+    // compared some other way (they are filtered to pinlog's tokens either way).
+    let shown = match check::check(&manifest, &lock) {
+        Some(drift) => labels(drift.labels.iter().map(String::as_str)),
+        None => labels(pending.labels.iter().map(String::as_str)),
+    };
+    m.push(("pending", Out::Bool(true)));
+    m.push(("since", Out::Str(SafeStr::date(&pending.at))));
+    m.push(("labels", Out::strs(shown)));
+    m.push(("tools", tools.out(p.tools, served.tools.len())));
+    m.push(("prompts", prompts.out(p.prompts, served.prompts.len())));
+    m.push(("instructions_changed", Out::Bool(instructions)));
+    m.push(("server_renamed", Out::Bool(renamed)));
+    let k = SafeStr::key(key);
+    m.push((
+        "review",
+        Out::Str(SafeStr::format("pinlog review {}", &[&k])),
+    ));
+    // No approve command: an agent with a shell would run it. Approving is a person's act.
+    m.push((
+        "note",
+        s(
+            "Labels and counts only: the changed text itself is never shown here, as it may be \
+           written to steer a model. The user reviews it in a terminal and decides; nothing \
+           here can approve it.",
+        ),
+    ));
+    Some(obj(m))
+}

@@ -1,0 +1,194 @@
+//! `pinlog_server_status`: a public server's history, from the verified copy of the log.
+
+use pinlog_core::json::Object;
+use pinlog_mcp::server::ToolResult;
+
+use super::answer::{answer, invalid, name_members, obj, s, string_arg};
+use super::LookupTools;
+use crate::history::{self, Found, History, LogIndex, LogProblem};
+use crate::safe::{Out, SafeStr};
+
+const NO_SERVER_TEXT: &str = "Facts only: dates, counts, digests, fixed change labels and names \
+    restricted to a safe character set. No text a server wrote (descriptions, schemas, \
+    instructions) is returned here; the log's site, or `pinlog review` in a terminal, shows it to \
+    a person.";
+
+impl LookupTools {
+    pub(super) fn server_status(&self, arguments: &Object<'_>) -> ToolResult {
+        let asked = match string_arg(arguments, &["server"], "server") {
+            Ok(Some(v)) => v,
+            Ok(None) => return invalid("give the server, e.g. npm:@scope/name"),
+            Err(e) => return e,
+        };
+        let mut m = vec![];
+        let Some(index) = self.index() else {
+            m.push(("status", s("log-not-configured")));
+            m.push((
+                "message",
+                s(
+                    "No copy of the public log is configured. Start `pinlog lookup` with \
+                   --log DIR --vkey VKEY: a local copy of the published log, and its key pinned \
+                   from a source you trust (docs/VERIFYING.md).",
+                ),
+            ));
+            return answer(obj(m), true);
+        };
+        let index = match index {
+            Ok(i) => i,
+            Err(problem) => return log_problem(problem),
+        };
+        let dir = &self.log.as_ref().expect("an index means a log").dir;
+        let log = obj(vec![
+            ("origin", Out::Str(SafeStr::name(&index.origin))),
+            ("entries", Out::Num(index.size)),
+            ("root", Out::Str(SafeStr::root(&index.root))),
+            ("verified", Out::Bool(true)),
+        ]);
+        match index.find(asked) {
+            Found::One(h) => {
+                m.push(("status", s("ok")));
+                m.extend(name_members("server", "server_name_altered", h.id.as_str()));
+                m.push(("log", log));
+                m.extend(history_members(&index, dir, h));
+                m.push(("note", s(NO_SERVER_TEXT)));
+            }
+            Found::Several(ids) => {
+                m.push(("status", s("ambiguous")));
+                m.push(("log", log));
+                let ids: Vec<SafeStr> = ids.iter().map(|id| SafeStr::name(id.as_str())).collect();
+                m.push(("candidates", Out::strs(ids)));
+                m.push((
+                    "message",
+                    s(
+                        "Several servers in the log have that name; ask again with one of the \
+                       candidates (kind:name).",
+                    ),
+                ));
+            }
+            Found::None => {
+                m.push(("status", s("not-found")));
+                m.push(("log", log));
+                m.push(("servers_in_log", Out::Num(index.server_count() as u64)));
+                m.push((
+                    "message",
+                    s(
+                        "The log has no entry for this server: it was never read by the crawler, \
+                       or it is named otherwise (kind:name, e.g. npm:@scope/name, \
+                       pypi:name, oci:image, remote:URL). No entry says nothing about safety.",
+                    ),
+                ));
+            }
+        }
+        answer(obj(m), false)
+    }
+}
+
+fn log_problem(problem: LogProblem) -> ToolResult {
+    let mut m = vec![];
+    match problem {
+        LogProblem::Bad { rule, at } => {
+            m.push(("status", s("log-does-not-verify")));
+            // Rule names are pinlog's own fixed tokens.
+            m.push(("rule", Out::Str(SafeStr::name(rule))));
+            m.push(("at", Out::Str(SafeStr::name(&at))));
+            m.push((
+                "message",
+                s(
+                    "The local copy of the log does not verify against the pinned key: nothing is \
+                   answered from it. `pinlog verify-log DIR --vkey VKEY` in a terminal says why; \
+                   copy the log again.",
+                ),
+            ));
+        }
+        LogProblem::Unreadable { at } => {
+            m.push(("status", s("log-unreadable")));
+            m.push(("at", Out::Str(SafeStr::name(&at))));
+            m.push((
+                "message",
+                s("The local copy of the log cannot be read (no checkpoint, or an I/O error)."),
+            ));
+        }
+        LogProblem::Moved => {
+            m.push(("status", s("log-changed-while-read")));
+            m.push((
+                "message",
+                s("The log directory changed while it was read; ask again."),
+            ));
+        }
+    }
+    answer(obj(m), true)
+}
+
+/// A server's history: entries, first seen, last change, its current surface counted, and its
+/// latest entries newest first.
+fn history_members(
+    index: &LogIndex,
+    dir: &std::path::Path,
+    h: &History,
+) -> Vec<(&'static str, Out)> {
+    let current = h.recent.back().expect("a history has an entry");
+    let counts = index.counts(dir, current);
+    let num =
+        |f: fn(&history::Counts) -> u64| counts.as_ref().map_or(Out::Null, |c| Out::Num(f(c)));
+    let mut cur = vec![
+        ("entry", Out::Num(current.index)),
+        (
+            "observed_at",
+            Out::Str(SafeStr::timestamp(&current.observed_at)),
+        ),
+        ("surface", Out::Str(SafeStr::digest(&current.surface))),
+        ("tools", num(|c| c.tools)),
+        ("prompts", num(|c| c.prompts)),
+        (
+            "instructions",
+            counts.map_or(Out::Null, |c| Out::Bool(c.instructions)),
+        ),
+        ("labels", Out::strs(current.labels.clone())),
+    ];
+    if counts.is_none() {
+        cur.push((
+            "counts_note",
+            s("The surface blob could not be read to count."),
+        ));
+    }
+    let history: Vec<Out> = h
+        .recent
+        .iter()
+        .rev()
+        .map(|e| {
+            let tools = index
+                .counts(dir, e)
+                .map_or(Out::Null, |c| Out::Num(c.tools));
+            obj(vec![
+                ("entry", Out::Num(e.index)),
+                ("observed_at", Out::Str(SafeStr::timestamp(&e.observed_at))),
+                ("labels", Out::strs(e.labels.clone())),
+                ("tools", tools),
+                ("surface", Out::Str(SafeStr::digest(&e.surface))),
+            ])
+        })
+        .collect();
+    let changed = h.entries > 1;
+    vec![
+        ("entries", Out::Num(h.entries)),
+        ("changes", Out::Num(h.entries - 1)),
+        (
+            "first_seen",
+            Out::Str(SafeStr::timestamp(&h.first.observed_at)),
+        ),
+        (
+            "last_changed",
+            if changed {
+                Out::Str(SafeStr::timestamp(&current.observed_at))
+            } else {
+                Out::Null
+            },
+        ),
+        ("current", obj(cur)),
+        ("history", Out::Arr(history)),
+        (
+            "history_truncated",
+            Out::Bool(h.entries > h.recent.len() as u64),
+        ),
+    ]
+}

@@ -1,0 +1,157 @@
+//! The Streamable HTTP proxy, `pinlog proxy --listen ADDR --upstream URL`: the client talks HTTP
+//! to this process, and this process talks HTTP to the server. Every MCP session (keyed by the
+//! upstream's `Mcp-Session-Id`, which the client gets unchanged) runs through a [`Session`] of its
+//! own, exactly as a stdio session does. The 2026-07-28 era has no sessions: each request gets a
+//! `Session` of its own, so the surface is listed and checked before that request goes on.
+//!
+//! The session's actions, mapped onto HTTP:
+//! - a client POST carrying a request waits for the answer to it, and gets it as the upstream
+//!   answered: JSON with the upstream's error status, or an event stream carrying what the server
+//!   sent about the request (progress, its own requests) and ending with the answer. An answer
+//!   the proxy makes itself (a block, a hold) is JSON;
+//! - other messages for the client go on the stream of the request they came with, else on the
+//!   client's GET stream, else nowhere (as a server with no stream open would not send them);
+//! - every message for the server is POSTed upstream with the client's `Authorization`, `Accept`
+//!   and MCP headers; the answer, JSON or events, is split into messages and fed to the session.
+//!
+//! Nothing reaches the upstream for a request whose Host or Origin is not this machine (DNS
+//! rebinding), nor for a session the proxy does not know (404: the client initializes again).
+//! Header values and the upstream URL are never printed: either may hold a credential.
+
+mod envelope;
+mod listen;
+mod requests;
+mod response;
+mod route;
+mod sessions;
+mod stream;
+mod upstream;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use hyper::header::{HeaderMap, HeaderValue};
+use hyper::StatusCode;
+use pinlog_mcp::message::Id;
+use tokio::sync::mpsc;
+
+use crate::queue::Budget;
+use crate::session::{OnDrift, Pins, Session};
+use sessions::SharedPins;
+use stream::Stream;
+
+pub use listen::{run_listener, serve};
+
+const SESSION: &str = "mcp-session-id";
+const VERSION: &str = "mcp-protocol-version";
+const METHOD: &str = "mcp-method";
+/// How long a client may take to send its headers, and then its body.
+const CLIENT_TIME: Duration = Duration::from_secs(30);
+/// The longest silence on an upstream answer: a stream may stay open long, not silent long.
+const IDLE_TIME: Duration = Duration::from_secs(300);
+
+type Body = BoxBody<Bytes, Infallible>;
+
+pub struct HttpOptions {
+    /// The upstream's Streamable HTTP endpoint.
+    pub upstream: String,
+    /// What people see the server called.
+    pub label: String,
+    pub on_drift: OnDrift,
+}
+
+struct Proxy<P: Pins> {
+    pins: Arc<Mutex<P>>,
+    label: String,
+    on_drift: OnDrift,
+    url: reqwest::Url,
+    client: reqwest::Client,
+    /// Handshake-era sessions, by the upstream's session id.
+    sessions: Mutex<HashMap<String, Arc<Conn<P>>>>,
+    /// A handshake-era session whose upstream gave no session id: sessionless requests go to it.
+    sessionless: Mutex<Option<Arc<Conn<P>>>>,
+}
+
+/// One session of the client's, and the way to its upstream.
+struct Conn<P: Pins> {
+    state: Mutex<State<P>>,
+    /// Messages for the upstream, sent in order by [`sender`](upstream::sender).
+    upstream: mpsc::UnboundedSender<Outgoing>,
+    /// What waits in `upstream`: a client's message is taken only while it has room.
+    sending: Budget,
+}
+
+struct State<P: Pins> {
+    session: Session<SharedPins<P>>,
+    /// The upstream's session id, once it gave one.
+    id: Option<HeaderValue>,
+    /// `MCP-Protocol-Version` for the proxy's own requests: the client's, else the revision the
+    /// upstream's `initialize` settled on.
+    version: Option<HeaderValue>,
+    /// The client's latest `Authorization`, for the proxy's own requests. Never printed.
+    auth: Option<HeaderValue>,
+    /// The 2026-07-28 era: one request, no session id, and the method named in a header.
+    stateless: bool,
+    /// The id of the client's `initialize`, and the one it went upstream under.
+    init: Option<Id>,
+    init_wire: Option<Id>,
+    /// The client's requests not answered yet, by the client's id.
+    waiting: HashMap<Id, Waiter>,
+    /// How the upstream answered the client's requests: the client is answered the same way.
+    answers: HashMap<Id, How>,
+    /// The client's GET stream.
+    get: Option<Stream>,
+    used: Instant,
+    /// The check deadline a timer is set for.
+    armed: Option<Instant>,
+}
+
+/// A client request waiting for its answer.
+struct Waiter {
+    tx: Stream,
+    /// The client's headers that go upstream with the request.
+    headers: HeaderMap,
+    /// The method and parameters, as the session writes them: the session sends the request
+    /// upstream under an id of its own, and this is how the proxy knows it again.
+    method: String,
+    params: Vec<u8>,
+    /// Sent upstream.
+    sent: bool,
+}
+
+/// A message for the client.
+struct Delivery {
+    bytes: Vec<u8>,
+    /// The answer that ends a POST's stream.
+    last: bool,
+    /// How the upstream answered, when this is the answer to a request it was sent.
+    how: Option<How>,
+}
+
+struct How {
+    status: StatusCode,
+    /// So that a client can find how to authenticate (RFC 9728); not a secret.
+    authenticate: Option<HeaderValue>,
+    /// As an event stream.
+    events: bool,
+}
+
+/// A message for the upstream.
+struct Outgoing {
+    body: Vec<u8>,
+    headers: HeaderMap,
+    /// The request id whose answer the upstream owes.
+    expects: Option<Id>,
+    /// The client's id for that request, when it is the client's.
+    client: Option<Id>,
+    /// The client stream that what the upstream sends about this request belongs on.
+    origin: Option<Stream>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

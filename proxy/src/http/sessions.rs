@@ -1,0 +1,116 @@
+//! The sessions the proxy knows, by the upstream's session id, and the pins they share.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use hyper::header::HeaderValue;
+use tokio::sync::mpsc;
+
+use super::upstream::sender;
+use super::{lock, Conn, Proxy, State};
+use crate::queue::Budget;
+use crate::session::{Pins, Session};
+use crate::stdio::MAX_MESSAGE;
+
+/// Sessions kept at once; past it the one idle longest is forgotten (its client gets 404 and
+/// initializes again, which checks the surface again).
+const MAX_SESSIONS: usize = 256;
+
+/// One set of pins for every session: each call takes the lock for itself only, and the store
+/// itself keeps concurrent writers apart.
+pub(super) struct SharedPins<P>(Arc<Mutex<P>>);
+
+impl<P: Pins> Pins for SharedPins<P> {
+    fn approved(&mut self) -> Result<Option<(Vec<u8>, String)>, String> {
+        lock(&self.0).approved()
+    }
+    fn id(&self) -> String {
+        lock(&self.0).id()
+    }
+    fn pin_first_use(&mut self, manifest: &[u8]) -> Result<Option<String>, String> {
+        lock(&self.0).pin_first_use(manifest)
+    }
+    fn record_drift(&mut self, manifest: &[u8], labels: &[String]) -> Result<(), String> {
+        lock(&self.0).record_drift(manifest, labels)
+    }
+    fn release(&mut self) -> Result<(), String> {
+        lock(&self.0).release()
+    }
+    fn review_command(&self) -> String {
+        lock(&self.0).review_command()
+    }
+}
+
+pub(super) fn lookup<P: Pins>(proxy: &Proxy<P>, sid: &HeaderValue) -> Option<Arc<Conn<P>>> {
+    let key = sid.to_str().ok()?;
+    lock(&proxy.sessions).get(key).cloned()
+}
+
+pub(super) fn new_conn<P: Pins + Send + 'static>(
+    proxy: &Arc<Proxy<P>>,
+    stateless: bool,
+) -> Arc<Conn<P>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let session = Session::new(
+        SharedPins(proxy.pins.clone()),
+        &proxy.label,
+        proxy.on_drift,
+        MAX_MESSAGE,
+    );
+    let conn = Arc::new(Conn {
+        state: Mutex::new(State {
+            session,
+            id: None,
+            version: None,
+            auth: None,
+            stateless,
+            init: None,
+            init_wire: None,
+            waiting: HashMap::new(),
+            answers: HashMap::new(),
+            get: None,
+            used: Instant::now(),
+            armed: None,
+        }),
+        upstream: tx,
+        sending: Budget::default(),
+    });
+    // Weak: the sender ends once the session is forgotten and nothing else holds it.
+    tokio::spawn(sender(proxy.clone(), Arc::downgrade(&conn), rx));
+    conn
+}
+
+/// The upstream gave the session its id: the session is known by it from now on.
+pub(super) fn adopt<P: Pins>(proxy: &Proxy<P>, conn: &Arc<Conn<P>>, sid: &HeaderValue) {
+    {
+        let mut st = lock(&conn.state);
+        if st.id.is_some() || st.stateless {
+            return;
+        }
+        st.id = Some(sid.clone());
+    }
+    let Ok(key) = sid.to_str() else { return };
+    let mut sessions = lock(&proxy.sessions);
+    if sessions.len() >= MAX_SESSIONS {
+        let idle = sessions
+            .iter()
+            .min_by_key(|(_, c)| lock(&c.state).used)
+            .map(|(k, _)| k.clone());
+        if let Some(k) = idle {
+            sessions.remove(&k);
+        }
+    }
+    sessions.insert(key.to_string(), conn.clone());
+}
+
+pub(super) fn forget<P: Pins>(proxy: &Proxy<P>, conn: &Arc<Conn<P>>) {
+    let sid = lock(&conn.state).id.clone();
+    let Some(key) = sid.as_ref().and_then(|s| s.to_str().ok()) else {
+        return;
+    };
+    let mut sessions = lock(&proxy.sessions);
+    if sessions.get(key).is_some_and(|c| Arc::ptr_eq(c, conn)) {
+        sessions.remove(key);
+    }
+}

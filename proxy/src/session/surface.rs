@@ -1,0 +1,289 @@
+//! The surface read by the proxy itself: the handshake's or discovery's answer, every page of
+//! every listing, and the comparison of what was read with what was approved.
+
+use pinlog_core::digest::value_digest;
+use pinlog_core::lockfile::Lockfile;
+use pinlog_core::render::quoted;
+use pinlog_core::Value;
+use pinlog_mcp::listing::{page_params, Next, Pages};
+use pinlog_mcp::message::{self, Message, METHOD_NOT_FOUND};
+
+use super::items::{duplicate_name, item_name, Digests, Item};
+use super::{Action, Listing, OnDrift, Outcome, Phase, Pins, Purpose, Session, CHECK_TIME};
+use crate::check::{check, Served};
+
+impl<P: Pins> Session<P> {
+    pub(super) fn initialized(&mut self, result: Value<'static>) -> Vec<Action> {
+        let o = result.as_object();
+        let text = |name: &str| {
+            o.and_then(|o| o.get(name))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let caps = o
+            .and_then(|o| o.get("capabilities"))
+            .and_then(Value::as_object);
+        self.caps = (
+            caps.is_some_and(|c| c.get("tools").is_some()),
+            caps.is_some_and(|c| c.get("prompts").is_some()),
+        );
+        let served = Served {
+            protocol_version: text("protocolVersion").unwrap_or_default(),
+            instructions: text("instructions"),
+            reported_name: o
+                .and_then(|o| o.get("serverInfo"))
+                .and_then(Value::as_object)
+                .and_then(|i| i.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            ..Served::default()
+        };
+        self.init_result = Some(result);
+        // The server hears `initialized` from the proxy; the client's own is dropped later.
+        self.drop_initialized = true;
+        let mut actions = vec![Action::ToServer(message::notification(
+            "notifications/initialized",
+            None,
+        ))];
+        actions.extend(self.start_listing(served, None));
+        actions
+    }
+
+    /// The server does not speak the stateless era. Nothing was released, so the session starts
+    /// over: the client's requests get "method not found" (clients then fall back to
+    /// `initialize`, as the specification has them do), never the server's own text.
+    pub(super) fn not_stateless(&mut self) -> Vec<Action> {
+        self.phase = Phase::Waiting;
+        self.meta = None;
+        self.own.clear();
+        self.listing = None;
+        let mut actions = vec![Action::Note(format!(
+            "{} does not speak the 2026-07-28 era; waiting for the client's initialize",
+            quoted(&self.label, 64)
+        ))];
+        for line in std::mem::take(&mut self.queue) {
+            if let Ok(Message::Request { id, .. }) = message::read(&line, self.max_message) {
+                actions.push(Action::ToClient(message::error(
+                    &id,
+                    METHOD_NOT_FOUND,
+                    "pinlog proxy: the server does not speak the 2026-07-28 era; use initialize",
+                )));
+            }
+        }
+        actions
+    }
+
+    /// The stateless era's `server/discover` answer: who the server is and what it offers.
+    pub(super) fn discovered(&mut self, result: Value<'static>) -> Vec<Action> {
+        let o = result.as_object();
+        let revision = self.meta.as_deref().and_then(|m| {
+            let m = pinlog_core::json::parse(m, pinlog_core::json::Limits::default()).ok()?;
+            let m = m.as_object()?;
+            m.get("io.modelcontextprotocol/protocolVersion")?
+                .as_str()
+                .map(str::to_string)
+        });
+        let supported = o
+            .and_then(|o| o.get("supportedVersions"))
+            .and_then(Value::as_array)
+            .is_some_and(|v| {
+                v.iter()
+                    .any(|v| v.as_str().is_some() && v.as_str() == revision.as_deref())
+            });
+        if !supported {
+            return self.not_stateless();
+        }
+        let caps = o
+            .and_then(|o| o.get("capabilities"))
+            .and_then(Value::as_object);
+        self.caps = (
+            caps.is_some_and(|c| c.get("tools").is_some()),
+            caps.is_some_and(|c| c.get("prompts").is_some()),
+        );
+        let info = o
+            .and_then(|o| o.get("_meta"))
+            .and_then(Value::as_object)
+            .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+            .or_else(|| o.and_then(|o| o.get("serverInfo")));
+        let served = Served {
+            protocol_version: revision.unwrap_or_default(),
+            instructions: o
+                .and_then(|o| o.get("instructions"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            reported_name: info
+                .and_then(Value::as_object)
+                .and_then(|i| i.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            ..Served::default()
+        };
+        self.start_listing(served, None)
+    }
+
+    /// Reads the surface's listings, as the server's capabilities announce them.
+    pub(super) fn start_listing(
+        &mut self,
+        served: Served,
+        notification: Option<Vec<u8>>,
+    ) -> Vec<Action> {
+        // A listing already under way is started over; its late answers are dropped, and the
+        // notifications that asked for it wait for the new one.
+        let mut notifications = self
+            .listing
+            .take()
+            .map(|l| l.notifications)
+            .unwrap_or_default();
+        if let Some(n) = notification {
+            if notifications.push(n).is_err() {
+                return self.server_past_bounds();
+            }
+        }
+        self.own
+            .retain(|_, p| !matches!(p, Purpose::Tools | Purpose::Prompts));
+        // While the proxy lists, what the client sends waits, as it did the first time.
+        self.phase = Phase::Checking;
+        self.deadline = Some(std::time::Instant::now() + CHECK_TIME);
+        let mut todo = Vec::new();
+        if self.caps.0 {
+            todo.push(Purpose::Tools);
+        }
+        if self.caps.1 {
+            todo.push(Purpose::Prompts);
+        }
+        todo.reverse();
+        self.listing = Some(Listing {
+            served,
+            todo,
+            pages: None,
+            notifications,
+        });
+        self.next_listing()
+    }
+
+    fn next_listing(&mut self) -> Vec<Action> {
+        let Some(listing) = self.listing.as_mut() else {
+            return Vec::new();
+        };
+        let Some(purpose) = listing.todo.pop() else {
+            return self.listed();
+        };
+        let item = Item::of(purpose);
+        listing.pages = Some(Pages::new(item.method(), item.member(), &self.listing_caps));
+        self.ask(purpose, None)
+    }
+
+    fn ask(&mut self, purpose: Purpose, cursor: Option<&str>) -> Vec<Action> {
+        let params = page_params(self.meta.as_deref(), cursor);
+        let id = self.own_id(purpose);
+        vec![Action::ToServer(message::request(
+            &id,
+            Item::of(purpose).method(),
+            &params,
+        ))]
+    }
+
+    pub(super) fn page(&mut self, purpose: Purpose, result: Value<'static>) -> Vec<Action> {
+        let Some(listing) = self.listing.as_mut() else {
+            return Vec::new();
+        };
+        let Some(pages) = listing.pages.as_mut() else {
+            return Vec::new();
+        };
+        match pages.page(result) {
+            Ok(Next::More(cursor)) => self.ask(purpose, Some(&cursor)),
+            Ok(Next::Done(items)) => {
+                match Item::of(purpose) {
+                    Item::Tools => listing.served.tools.extend(items),
+                    Item::Prompts => listing.served.prompts.extend(items),
+                }
+                self.next_listing()
+            }
+            Err(e) => self.unchecked(&pinlog_core::render::safe(&e.to_string())),
+        }
+    }
+
+    /// The surface is read: compare it with what was approved.
+    fn listed(&mut self) -> Vec<Action> {
+        let Some(listing) = self.listing.take() else {
+            return Vec::new();
+        };
+        if let Some(name) = duplicate_name(&listing.served) {
+            return self.unchecked(&format!("the server listed {} twice", quoted(&name, 64)));
+        }
+        let mut notes = Vec::new();
+        if self.approved.is_none() {
+            match self.pins.approved() {
+                Ok(a) => self.approved = a,
+                Err(e) => return self.unchecked(&e),
+            }
+        }
+        if self.approved.is_none() {
+            // A surface that could never be found to match its pin is not pinned at all.
+            let undecidable = listing
+                .served
+                .tools
+                .iter()
+                .chain(&listing.served.prompts)
+                .find(|i| value_digest(i).is_err());
+            if let Some(item) = undecidable {
+                return self.unchecked(&format!(
+                    "{} holds a number literal no double identifies, so it cannot be pinned",
+                    quoted(item_name(item), 64)
+                ));
+            }
+            let manifest = listing.served.manifest(&self.pins.id()).to_bytes();
+            match self.pins.pin_first_use(&manifest) {
+                Ok(Some(line)) => notes.push(Action::Note(line)),
+                // Another session pinned this server first: compare with what it pinned.
+                Ok(None) => {}
+                Err(e) => return self.unchecked(&e),
+            }
+            match self.pins.approved() {
+                Ok(Some(a)) => self.approved = Some(a),
+                Ok(None) => return self.unchecked("the pin just made cannot be read back"),
+                Err(e) => return self.unchecked(&e),
+            }
+        }
+        let (bytes, id) = self.approved.clone().expect("read above");
+        let lock = match Lockfile::read(&bytes) {
+            Ok(l) => l,
+            Err(e) => return self.unchecked(&format!("the approved surface cannot be read ({e})")),
+        };
+        self.digests = Some(Digests::of(&lock, &id));
+        let manifest = listing.served.manifest(&id);
+        let verdict = check(&manifest, &lock);
+        let mut actions = notes;
+        match verdict {
+            None => {
+                if self.drifted {
+                    self.drifted = false;
+                    if let Err(e) = self.pins.release() {
+                        actions.push(Action::Note(e));
+                    }
+                    actions.push(Action::Note(format!(
+                        "{} serves the approved surface again",
+                        quoted(&self.label, 64)
+                    )));
+                }
+                self.held_tools.clear();
+                self.held_prompts.clear();
+                self.strip_instructions = false;
+                actions.extend(self.release(listing));
+            }
+            Some(drift) => {
+                actions.extend(self.drift_notes(&drift, &manifest));
+                match self.on_drift {
+                    OnDrift::Block => actions.extend(self.stop(Outcome::Blocked, drift.labels)),
+                    OnDrift::Hold => {
+                        self.held_tools = drift.tools;
+                        self.held_prompts = drift.prompts;
+                        self.strip_instructions = drift.instructions;
+                        actions.extend(self.release(listing));
+                    }
+                }
+            }
+        }
+        actions
+    }
+}
