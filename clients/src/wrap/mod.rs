@@ -441,8 +441,9 @@ fn edit_of(
 }
 
 /// Checks an edit before it is written: the new file reads, holds the same servers in the same
-/// order, and each server changed is now exactly what was meant (wrapped around the command it
-/// ran, or running the command it wrapped); every other server reads as before.
+/// order, and each server changed is now exactly what was meant (reading back as the wrapped
+/// command written for the command it ran, or running the command it wrapped); every other
+/// server reads as before.
 fn check_edit(format: Format, old: &[u8], new: &[u8], proxy: &Proxy, op: Op) -> Result<(), String> {
     let before = plans_of(format, old, proxy)?;
     let after = plans_of(format, new, proxy)
@@ -456,8 +457,12 @@ fn check_edit(format: Format, old: &[u8], new: &[u8], proxy: &Proxy, op: Op) -> 
             return fail();
         }
         let ok = match (op, &b.plan, &a.plan) {
-            (Op::Wrap, WrapPlan::Wrap { argv }, WrapPlan::Already { inner }) => argv == inner,
-            (Op::Unwrap, WrapPlan::Already { inner }, WrapPlan::Wrap { argv }) => argv == inner,
+            (Op::Wrap, WrapPlan::Wrap { argv }, WrapPlan::Already(wrapped)) => {
+                *wrapped == proxy.wrap(&b.name, argv.clone())
+            }
+            (Op::Unwrap, WrapPlan::Already(wrapped), WrapPlan::Wrap { argv }) => {
+                *argv == wrapped.server
+            }
             (_, x, y) => x == y,
         };
         if !ok {
@@ -658,7 +663,7 @@ impl Session<'_> {
                     let still = after.iter().any(|p| {
                         p.name == s.name
                             && p.scope == s.scope
-                            && matches!(p.plan, WrapPlan::Already { .. })
+                            && matches!(p.plan, WrapPlan::Already(_))
                     });
                     if s.outcome == Outcome::Unwrapped && still {
                         s.outcome = Outcome::Skipped(
