@@ -441,6 +441,14 @@ fn servers_that_are_not_wrapped_and_locked_are_refused_and_nothing_is_written() 
             &["\"bad\"", "without --name"],
         ),
         (
+            // `pinlog proxy` reads the first `--` as the end of its options, even for a value.
+            wrapped(
+                r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "--", "--lock", "/srv/team/mcp.lock.json", "--", "node"]}"#,
+            ),
+            LOCK,
+            &["\"bad\"", "--name with no value"],
+        ),
+        (
             wrapped(
                 r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json", "--", "node", "${HOME}/x.js"]}"#,
             ),

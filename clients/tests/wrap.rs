@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use pinlog_clients::policy::read_allowed;
 use pinlog_clients::wrap::clients::{Client, Env, Os};
 use pinlog_clients::wrap::command::Proxy;
 use pinlog_clients::wrap::{self, Op, Options, Outcome, Report, Status};
+use pinlog_clients::wrapped::{is_pinlog_name, WrappedCommand};
 use serde_json::{json, Value};
 
 const PROGRAM: &str = "/opt/pinlog/bin/pinlog";
@@ -1074,4 +1076,99 @@ fn entries_that_are_not_a_local_server_are_skipped_with_the_reason() {
     assert_eq!(status(&report, "empty.json"), Status::Unchanged);
     assert_eq!(fs::read(&empty).unwrap(), b"\n");
     assert!(report.render().contains("  no MCP servers\n"));
+}
+
+#[test]
+fn what_wrap_writes_reads_back_as_the_same_command_line() {
+    const LOCK: &str = "/srv/team/mcp.lock.json";
+    let servers: [(&str, &[&str]); 4] = [
+        (
+            "files server",
+            &[
+                r"C:\Program Files\nodejs\npx.cmd",
+                "-y",
+                r#"say "hi""#,
+                "it's",
+                "--",
+                "--name",
+                "x",
+                "--lock=y",
+                "proxy",
+                "日本語 ✓",
+            ],
+        ),
+        ("-dash", &["node", "a b.js", "--"]),
+        ("--", &["--", "--name"]),
+        ("plain", &["/usr/bin/plain-mcp"]),
+    ];
+    let h = home("home");
+    let (json_file, toml_file) = (h.home.join("awkward.json"), h.home.join("awkward.toml"));
+    let mut json_servers = serde_json::Map::new();
+    let mut toml_text = String::new();
+    for (name, argv) in servers {
+        json_servers.insert(name.into(), json!({"command": argv[0], "args": argv[1..]}));
+        // A JSON string is a TOML basic string for these characters.
+        let quote = |s: &str| serde_json::to_string(s).unwrap();
+        let args: Vec<String> = argv[1..].iter().map(|a| quote(a)).collect();
+        toml_text += &format!(
+            "[mcp_servers.{}]\ncommand = {}\nargs = [{}]\n\n",
+            quote(name),
+            quote(argv[0]),
+            args.join(", ")
+        );
+    }
+    let json_text = serde_json::to_string_pretty(&json!({ "mcpServers": json_servers })).unwrap();
+    fs::write(&json_file, &json_text).unwrap();
+    fs::write(&toml_file, &toml_text).unwrap();
+    let mut opts = h.opts();
+    opts.configs = vec![json_file.clone(), toml_file.clone()];
+    opts.proxy.lock = Some(LOCK.into());
+    let report = h.wrap(&opts);
+    assert_eq!(report.exit_code(), 0, "{}", report.render());
+
+    let expected = |name: &str, argv: &[&str]| {
+        let server = argv.iter().map(|a| a.to_string()).collect();
+        WrappedCommand::new(PROGRAM, name, Some(LOCK), server)
+    };
+    let allowed = read_allowed(&fs::read(&json_file).unwrap(), LOCK).unwrap();
+    let doc: toml_edit::DocumentMut = fs::read_to_string(&toml_file).unwrap().parse().unwrap();
+    for (name, argv) in servers {
+        for rel in ["awkward.json", "awkward.toml"] {
+            assert_eq!(
+                outcome(&report, rel, name),
+                Outcome::Wrapped,
+                "{rel} {name}"
+            );
+        }
+        let want = expected(name, argv);
+        let policy = &allowed.iter().find(|a| a.name == name).unwrap().argv;
+        let table = &doc["mcp_servers"][name];
+        let toml_args: Vec<String> = table["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        for (command, args) in [
+            (policy[0].as_str(), &policy[1..]),
+            (table["command"].as_str().unwrap(), &toml_args[..]),
+        ] {
+            assert_eq!(args, want.args(), "{name}");
+            assert_eq!(
+                WrappedCommand::parse(command, args, is_pinlog_name),
+                Some(Ok(want.clone())),
+                "{name}"
+            );
+        }
+    }
+
+    // Wrapping again sees them wrapped; unwrapping gives back the bytes.
+    let again = h.wrap(&opts);
+    assert_eq!(
+        outcome(&again, "awkward.toml", "--"),
+        Outcome::AlreadyWrapped
+    );
+    h.unwrap(&opts);
+    assert_eq!(fs::read_to_string(&json_file).unwrap(), json_text);
+    assert_eq!(fs::read_to_string(&toml_file).unwrap(), toml_text);
 }

@@ -4,6 +4,9 @@
 use pinlog_core::json::{self, Limits, Object, Value};
 use pinlog_core::render::quoted;
 
+use crate::wrap::command::URL_KEYS;
+use crate::wrapped::{self, is_pinlog_name, Malformed, ProxyOption, WrappedCommand};
+
 /// The largest configuration read.
 pub const MAX_CONFIG_BYTES: usize = 16 << 20;
 
@@ -31,9 +34,6 @@ impl std::fmt::Display for Refusal {
 
 /// Members a server entry may have that the policy reads or carries.
 const KNOWN: [&str; 4] = ["type", "command", "args", "env"];
-
-/// Keys that make a server remote in one client or another.
-const URL_KEYS: [&str; 3] = ["url", "httpUrl", "serverUrl"];
 
 /// Reads `bytes` strictly and returns the servers to allow, sorted by name. Every server must be
 /// a local one whose command is pinlog's and whose args are
@@ -125,7 +125,7 @@ fn server(name: &str, entry: &Value<'_>, lock: &str) -> Result<Allowed, Refusal>
             )))
         }
     };
-    if !is_pinlog(&command) {
+    if !is_pinlog_name(&command) {
         return Err(refuse(format!(
             "is not wrapped: its command is {}, not pinlog; wrap it first (pinlog wrap)",
             quoted(&command, 80)
@@ -140,7 +140,7 @@ fn server(name: &str, entry: &Value<'_>, lock: &str) -> Result<Allowed, Refusal>
             quoted(&command, 80)
         )));
     }
-    check_proxy_args(&args, lock).map_err(refuse)?;
+    check_proxy_args(&command, &args, lock).map_err(refuse)?;
     let mut argv = Vec::with_capacity(args.len() + 1);
     argv.push(command);
     argv.extend(args);
@@ -172,87 +172,55 @@ fn server(name: &str, entry: &Value<'_>, lock: &str) -> Result<Allowed, Refusal>
     })
 }
 
-/// Whether a command's file name is `pinlog` (or `pinlog.exe`), on any platform.
-fn is_pinlog(command: &str) -> bool {
-    let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
-    base == "pinlog" || base.eq_ignore_ascii_case("pinlog.exe")
-}
-
-/// Checks `proxy --name NAME --lock LOCK [options] -- COMMAND…` as `pinlog proxy` reads it.
-fn check_proxy_args(args: &[String], lock: &str) -> Result<(), String> {
-    if args.first().map(String::as_str) != Some("proxy") {
-        return Err(
-            "is not wrapped: its command is pinlog but its first argument is not \
-                    \"proxy\"; wrap it first (pinlog wrap)"
-                .into(),
-        );
-    }
+/// Checks that `args` run `pinlog proxy` on a server, with `--name` and `--lock LOCK`, and no
+/// option but those wrap writes, `--only-locked` and `--on-drift`.
+fn check_proxy_args(command: &str, args: &[String], lock: &str) -> Result<(), String> {
+    const NOT_PROXY: &str = "is not wrapped: its command is pinlog but its first argument is \
+                             not \"proxy\"; wrap it first (pinlog wrap)";
+    let (options, broken) = match WrappedCommand::parse(command, args, is_pinlog_name) {
+        None => return Err(NOT_PROXY.into()),
+        Some(Ok(wrapped)) => (wrapped.options, None),
+        Some(Err(broken)) => (broken.options, Some(broken.why)),
+    };
     let (mut name, mut locked): (Option<&str>, Option<&str>) = (None, None);
-    let mut i = 1;
-    loop {
-        let Some(a) = args.get(i) else {
-            return Err(
-                "is not wrapped: pinlog proxy runs without -- before the server's \
-                        command; wrap it again (pinlog wrap)"
-                    .into(),
-            );
-        };
-        if a == "--" {
-            if i + 1 == args.len() {
-                return Err("runs pinlog proxy with no command after --".into());
-            }
-            break;
-        }
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
-            _ => (a.as_str(), None),
-        };
-        let valued = matches!(flag, "--name" | "--lock" | "--on-drift");
-        let value = if valued {
-            match inline {
-                Some(v) => v,
-                None => {
-                    i += 1;
-                    args.get(i)
-                        .map(String::as_str)
-                        .ok_or_else(|| format!("gives pinlog proxy {flag} with no value"))?
-                }
-            }
-        } else {
-            ""
-        };
-        match flag {
-            "--name" | "--lock" => {
-                let slot = if flag == "--name" {
-                    &mut name
-                } else {
-                    &mut locked
-                };
-                if slot.replace(value).is_some() {
-                    return Err(format!("gives pinlog proxy {flag} twice"));
-                }
-            }
-            "--on-drift" if matches!(value, "block" | "hold") => {}
-            "--on-drift" => {
+    for (at, option) in wrapped::options(&options) {
+        match option {
+            ProxyOption::Name(v) => once(&mut name, "--name", v)?,
+            ProxyOption::Lock(v) => once(&mut locked, "--lock", v)?,
+            ProxyOption::OnDrift("block" | "hold") | ProxyOption::OnlyLocked => {}
+            ProxyOption::OnDrift(v) => {
                 return Err(format!(
                     "gives pinlog proxy --on-drift {}, not block or hold",
-                    quoted(value, 40)
+                    quoted(v, 40)
                 ))
             }
-            "--only-locked" if inline.is_none() => {}
-            _ => {
+            ProxyOption::NoValue(flag) => {
+                return Err(format!("gives pinlog proxy {flag} with no value"))
+            }
+            ProxyOption::Other(a) => {
                 // An option by its name only: the value glued to it may be a secret.
                 let shown = match a.split_once('=') {
                     Some((name, _)) if name.starts_with('-') => name,
-                    _ => a.as_str(),
+                    _ => a,
                 };
                 return Err(format!(
-                    "gives pinlog proxy {} (args[{i}]), which is not one of its options",
+                    "gives pinlog proxy {} (args[{at}]), which is not one of its options",
                     quoted(shown, 80)
                 ));
             }
         }
-        i += 1;
+    }
+    match broken {
+        Some(Malformed::NoSeparator) => {
+            return Err(format!(
+                "is not wrapped: {}; wrap it again (pinlog wrap)",
+                Malformed::NoSeparator
+            ))
+        }
+        Some(Malformed::NoCommand) => {
+            return Err("runs pinlog proxy with no command after --".into())
+        }
+        None => {}
     }
     match name {
         None => {
@@ -272,6 +240,14 @@ fn check_proxy_args(args: &[String], lock: &str) -> Result<(), String> {
             quoted(lock, 120)
         )),
         Some(_) => Ok(()),
+    }
+}
+
+/// Sets `slot` to the value of `flag`, which the proxy takes once.
+fn once<'a>(slot: &mut Option<&'a str>, flag: &str, value: &'a str) -> Result<(), String> {
+    match slot.replace(value) {
+        Some(_) => Err(format!("gives pinlog proxy {flag} twice")),
+        None => Ok(()),
     }
 }
 
@@ -327,14 +303,5 @@ mod tests {
         assert_eq!(variable("${open"), Some("${open"));
         assert_eq!(variable("cost: $5 or $"), None);
         assert_eq!(variable("plain"), None);
-    }
-
-    #[test]
-    fn pinlog_is_recognised_by_file_name() {
-        assert!(is_pinlog("pinlog"));
-        assert!(is_pinlog("/usr/local/bin/pinlog"));
-        assert!(is_pinlog(r"C:\Tools\PINLOG.EXE"));
-        assert!(!is_pinlog("pinlog-other"));
-        assert!(!is_pinlog("npx"));
     }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use pinlog_core::render::quoted;
 
 use super::shown::masked_url;
+use crate::wrapped::{is_pinlog_name, Broken, WrappedCommand};
 
 /// The keys that make a server remote in one client or another (Claude, Cursor, VS Code, Cline:
 /// `url`; Gemini CLI: `httpUrl`; Windsurf: `serverUrl`).
@@ -67,26 +68,9 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    /// `proxy --name NAME [--lock L] --`: what goes before the server's own command.
-    pub fn prefix(&self, name: &str) -> Vec<String> {
-        let mut out = vec!["proxy".to_string()];
-        // A name that starts with `-` would read as a flag: glue it to its option.
-        if name.starts_with('-') {
-            out.push(format!("--name={name}"));
-        } else {
-            out.push("--name".into());
-            out.push(name.into());
-        }
-        if let Some(lock) = &self.lock {
-            if lock.starts_with('-') {
-                out.push(format!("--lock={lock}"));
-            } else {
-                out.push("--lock".into());
-                out.push(lock.clone());
-            }
-        }
-        out.push("--".into());
-        out
+    /// `server` (its command, then its arguments) behind this proxy, under `name`.
+    pub fn wrap(&self, name: &str, server: Vec<String>) -> WrappedCommand {
+        WrappedCommand::new(&self.program, name, self.lock.as_deref(), server)
     }
 
     /// Whether `command` runs pinlog: its file name is `pinlog` (or `pinlog.exe`), it is the
@@ -96,12 +80,11 @@ impl Proxy {
             || self.others.iter().any(|o| o == command)
             || is_pinlog_name(command)
     }
-}
 
-/// Whether a command's file name is `pinlog`, on any platform.
-pub fn is_pinlog_name(command: &str) -> bool {
-    let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
-    base == "pinlog" || base.eq_ignore_ascii_case("pinlog.exe")
+    /// `command` and `args` read as a wrapped command line: `None` when they are none.
+    fn parse(&self, command: &str, args: &[String]) -> Option<Result<WrappedCommand, Broken>> {
+        WrappedCommand::parse(command, args, |c| self.is_pinlog(c))
+    }
 }
 
 /// What wrap does with one server.
@@ -111,8 +94,8 @@ pub enum WrapPlan {
     Remote,
     /// Left alone, for the reason given.
     Skip(String),
-    /// Left alone: pinlog already runs in front of it; `inner` is the server's own command.
-    Already { inner: Vec<String> },
+    /// Left alone: pinlog already runs in front of it.
+    Already(WrappedCommand),
     /// To wrap: `argv` is its command and arguments.
     Wrap { argv: Vec<String> },
 }
@@ -125,26 +108,10 @@ pub enum UnwrapPlan {
     NotWrapped {
         argv: Vec<String>,
     },
-    /// Wrapped: `dashdash` is the index in args of the `--` after which the server's command
-    /// follows; `inner` is that command.
-    Unwrap {
-        dashdash: usize,
-        inner: Vec<String>,
-    },
+    /// Wrapped: what comes off is all but its server's command line.
+    Unwrap(WrappedCommand),
     /// It looks wrapped, but the server's command cannot be found in it.
     Cannot(String),
-}
-
-/// The index of the `--` in a wrapped server's args, when the command it ends is there.
-fn wrapped_split(proxy: &Proxy, command: &str, args: &[String]) -> Option<Result<usize, String>> {
-    if !proxy.is_pinlog(command) || args.first().map(String::as_str) != Some("proxy") {
-        return None;
-    }
-    Some(match args.iter().position(|a| a == "--") {
-        Some(i) if i + 1 < args.len() => Ok(i),
-        Some(_) => Err("pinlog proxy runs with no command after --".into()),
-        None => Err("pinlog proxy runs without -- before the server's command".into()),
-    })
 }
 
 fn common(view: &View) -> Result<(String, Vec<String>), Result<(), String>> {
@@ -177,11 +144,9 @@ pub fn plan_wrap(view: &View, proxy: &Proxy) -> WrapPlan {
         Err(Ok(())) => return WrapPlan::Remote,
         Err(Err(why)) => return WrapPlan::Skip(why),
     };
-    match wrapped_split(proxy, &command, &args) {
-        Some(Ok(i)) => WrapPlan::Already {
-            inner: args[i + 1..].to_vec(),
-        },
-        Some(Err(why)) => WrapPlan::Skip(format!("it runs pinlog already, but {why}")),
+    match proxy.parse(&command, &args) {
+        Some(Ok(wrapped)) => WrapPlan::Already(wrapped),
+        Some(Err(broken)) => WrapPlan::Skip(format!("it runs pinlog already, but {}", broken.why)),
         None => {
             let mut argv = vec![command];
             argv.extend(args);
@@ -196,12 +161,9 @@ pub fn plan_unwrap(view: &View, proxy: &Proxy) -> UnwrapPlan {
         Err(Ok(())) => return UnwrapPlan::Remote,
         Err(Err(why)) => return UnwrapPlan::Skip(why),
     };
-    match wrapped_split(proxy, &command, &args) {
-        Some(Ok(i)) => UnwrapPlan::Unwrap {
-            dashdash: i,
-            inner: args[i + 1..].to_vec(),
-        },
-        Some(Err(why)) => UnwrapPlan::Cannot(why),
+    match proxy.parse(&command, &args) {
+        Some(Ok(wrapped)) => UnwrapPlan::Unwrap(wrapped),
+        Some(Err(broken)) => UnwrapPlan::Cannot(broken.why.to_string()),
         None => {
             let mut argv = vec![command];
             argv.extend(args);
@@ -558,10 +520,10 @@ mod tests {
             others: vec!["/opt/tools/pl".into()],
         };
         assert_eq!(
-            p.prefix("w"),
+            p.wrap("w", v(&["node"])).prefix(),
             v(&["proxy", "--name", "w", "--lock", "/t/mcp.lock.json", "--"])
         );
-        assert_eq!(p.prefix("-x")[1], "--name=-x");
+        assert_eq!(p.wrap("-x", v(&["node"])).prefix()[1], "--name=-x");
         assert!(p.is_pinlog("pinlog"));
         assert!(p.is_pinlog("C:\\bin\\pinlog.exe"));
         assert!(p.is_pinlog("/opt/bin/pinlog"));

@@ -13,6 +13,7 @@ use pinlog_core::render::quoted;
 use super::command::{self, Field, Proxy, UnwrapPlan, View, WrapPlan};
 use super::splice::{apply, array_separator, Splice};
 use super::{Op, Outcome, Planned, ServerReport};
+use crate::wrapped::WrappedCommand;
 
 /// Nesting deeper than this is refused rather than risk the stack.
 const MAX_DEPTH: usize = 256;
@@ -542,18 +543,20 @@ fn member_lead(src: &[u8], key_start: usize, spaced: bool) -> Vec<u8> {
     }
 }
 
-fn wrap_splices(src: &[u8], ms: &[Member], name: &str, proxy: &Proxy) -> Vec<Splice> {
+/// Writes `wrapped` over the entry: its program over `command`, its prefix before the first of
+/// `args`; the server's command keeps its bytes as the file has them.
+fn wrap_splices(src: &[u8], ms: &[Member], wrapped: &WrappedCommand) -> Vec<Splice> {
     let command_member = get(ms, "command")
         .ok()
         .flatten()
         .expect("planned with a command");
     let command = &command_member.value;
-    let mut items: Vec<Vec<u8>> = proxy.prefix(name).iter().map(|s| encode(s)).collect();
+    let mut items: Vec<Vec<u8>> = wrapped.prefix().iter().map(|s| encode(s)).collect();
     items.push(src[command.start..command.end].to_vec());
     let mut splices = vec![Splice {
         start: command.start,
         end: command.end,
-        text: encode(&proxy.program),
+        text: encode(&wrapped.program),
     }];
     match get(ms, "args").ok().flatten().map(|m| &m.value) {
         Some(Node {
@@ -612,7 +615,10 @@ fn wrap_splices(src: &[u8], ms: &[Member], name: &str, proxy: &Proxy) -> Vec<Spl
     splices
 }
 
-fn unwrap_splices(src: &[u8], ms: &[Member], dashdash: usize) -> Vec<Splice> {
+/// Takes `wrapped`'s prefix off the entry: the server's command over `command`, its arguments
+/// alone left in `args`.
+fn unwrap_splices(src: &[u8], ms: &[Member], wrapped: &WrappedCommand) -> Vec<Splice> {
+    let dashdash = wrapped.separator();
     let command = &get(ms, "command")
         .ok()
         .flatten()
@@ -670,10 +676,13 @@ pub fn edit(
             Op::Wrap => match command::plan_wrap(&v, proxy) {
                 WrapPlan::Remote => (Outcome::Remote, None),
                 WrapPlan::Skip(why) => (Outcome::Skipped(why), None),
-                WrapPlan::Already { inner } => (Outcome::AlreadyWrapped, command::unpinned(&inner)),
+                WrapPlan::Already(wrapped) => {
+                    (Outcome::AlreadyWrapped, command::unpinned(&wrapped.server))
+                }
                 WrapPlan::Wrap { argv } => {
-                    splices.extend(wrap_splices(src, ms, &f.name, proxy));
-                    (Outcome::Wrapped, command::unpinned(&argv))
+                    let wrapped = proxy.wrap(&f.name, argv);
+                    splices.extend(wrap_splices(src, ms, &wrapped));
+                    (Outcome::Wrapped, command::unpinned(&wrapped.server))
                 }
             },
             Op::Unwrap => match command::plan_unwrap(&v, proxy) {
@@ -681,9 +690,9 @@ pub fn edit(
                 UnwrapPlan::Skip(why) => (Outcome::Skipped(why), None),
                 UnwrapPlan::NotWrapped { argv } => (Outcome::NotWrapped, command::unpinned(&argv)),
                 UnwrapPlan::Cannot(why) => (Outcome::CannotUnwrap(why), None),
-                UnwrapPlan::Unwrap { dashdash, inner } => {
-                    splices.extend(unwrap_splices(src, ms, dashdash));
-                    (Outcome::Unwrapped, command::unpinned(&inner))
+                UnwrapPlan::Unwrap(wrapped) => {
+                    splices.extend(unwrap_splices(src, ms, &wrapped));
+                    (Outcome::Unwrapped, command::unpinned(&wrapped.server))
                 }
             },
         };

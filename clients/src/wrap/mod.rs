@@ -441,8 +441,9 @@ fn edit_of(
 }
 
 /// Checks an edit before it is written: the new file reads, holds the same servers in the same
-/// order, and each server changed is now exactly what was meant (wrapped around the command it
-/// ran, or running the command it wrapped); every other server reads as before.
+/// order, and each server changed is now exactly what was meant (reading back as the wrapped
+/// command written for the command it ran, or running the command it wrapped); every other
+/// server reads as before.
 fn check_edit(format: Format, old: &[u8], new: &[u8], proxy: &Proxy, op: Op) -> Result<(), String> {
     let before = plans_of(format, old, proxy)?;
     let after = plans_of(format, new, proxy)
@@ -456,8 +457,12 @@ fn check_edit(format: Format, old: &[u8], new: &[u8], proxy: &Proxy, op: Op) -> 
             return fail();
         }
         let ok = match (op, &b.plan, &a.plan) {
-            (Op::Wrap, WrapPlan::Wrap { argv }, WrapPlan::Already { inner }) => argv == inner,
-            (Op::Unwrap, WrapPlan::Already { inner }, WrapPlan::Wrap { argv }) => argv == inner,
+            (Op::Wrap, WrapPlan::Wrap { argv }, WrapPlan::Already(wrapped)) => {
+                *wrapped == proxy.wrap(&b.name, argv.clone())
+            }
+            (Op::Unwrap, WrapPlan::Already(wrapped), WrapPlan::Wrap { argv }) => {
+                *argv == wrapped.server
+            }
             (_, x, y) => x == y,
         };
         if !ok {
@@ -484,19 +489,20 @@ fn read(path: &Path) -> Read {
     }
 }
 
-/// State shared by the files of one run.
-struct Session<'a> {
+/// One run of `wrap` or `unwrap` over its files: what it was asked, and the backups it reads and
+/// makes.
+struct WrapRun<'a> {
     op: Op,
     opts: &'a Options,
     /// `opts.proxy`, knowing the pinlog commands the backups record as well.
     proxy: Proxy,
     /// This run's backups, made on the first change.
-    run: Option<Run>,
+    backups: Option<Run>,
     /// Earlier runs, newest first.
     earlier: Vec<Run>,
 }
 
-impl Session<'_> {
+impl WrapRun<'_> {
     fn backup(
         &mut self,
         target: &Target,
@@ -504,8 +510,8 @@ impl Session<'_> {
         original: &[u8],
         written: &[u8],
     ) -> Result<PathBuf, String> {
-        if self.run.is_none() {
-            self.run = Some(Run::create(&self.opts.data_dir).map_err(|e| {
+        if self.backups.is_none() {
+            self.backups = Some(Run::create(&self.opts.data_dir).map_err(|e| {
                 format!(
                     "cannot make a backup under {}: {e}",
                     self.opts.data_dir.display()
@@ -516,7 +522,7 @@ impl Session<'_> {
             Op::Wrap => ("wrap", Some(self.proxy.program.as_str())),
             Op::Unwrap => ("unwrap", None),
         };
-        self.run
+        self.backups
             .as_mut()
             .expect("made above")
             .add(op, &target.id, path, original, written, program)
@@ -658,7 +664,7 @@ impl Session<'_> {
                     let still = after.iter().any(|p| {
                         p.name == s.name
                             && p.scope == s.scope
-                            && matches!(p.plan, WrapPlan::Already { .. })
+                            && matches!(p.plan, WrapPlan::Already(_))
                     });
                     if s.outcome == Outcome::Unwrapped && still {
                         s.outcome = Outcome::Skipped(
@@ -734,11 +740,11 @@ pub fn run(op: Op, opts: &Options, env: &Env) -> Report {
             proxy.others.push(program.clone());
         }
     }
-    let mut session = Session {
+    let mut wrap_run = WrapRun {
         op,
         opts,
         proxy,
-        run: None,
+        backups: None,
         earlier,
     };
     let mut report = Report {
@@ -748,7 +754,7 @@ pub fn run(op: Op, opts: &Options, env: &Env) -> Report {
         missing: Vec::new(),
     };
     for t in targets(opts, env) {
-        match session.file(&t) {
+        match wrap_run.file(&t) {
             Some(f) => report.files.push(f),
             None => report.missing.push(t),
         }

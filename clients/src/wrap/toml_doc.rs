@@ -8,6 +8,7 @@ use toml_edit::{Document, Item, TableLike, Value};
 use super::command::{self, Field, Proxy, UnwrapPlan, View, WrapPlan};
 use super::splice::{apply, array_separator, Splice};
 use super::{Op, Outcome, Planned, ServerReport};
+use crate::wrapped::WrappedCommand;
 
 fn parse(src: &[u8]) -> Result<Document<String>, String> {
     let text = std::str::from_utf8(src).map_err(|e| {
@@ -162,24 +163,25 @@ fn args_line(src: &[u8], command_start: usize, items: &[u8]) -> Vec<u8> {
     line
 }
 
+/// Writes `wrapped` over the entry: its program over `command`, its prefix before the first of
+/// `args`; the server's command keeps its bytes as the file has them.
 fn wrap_splices(
     src: &[u8],
     t: &dyn TableLike,
     inline: bool,
-    name: &str,
-    proxy: &Proxy,
+    wrapped: &WrappedCommand,
 ) -> Vec<Splice> {
     let command = span(
         t.get("command")
             .and_then(Item::as_value)
             .expect("planned with a command"),
     );
-    let mut items: Vec<Vec<u8>> = proxy.prefix(name).iter().map(|s| toml_string(s)).collect();
+    let mut items: Vec<Vec<u8>> = wrapped.prefix().iter().map(|s| toml_string(s)).collect();
     items.push(src[command.clone()].to_vec());
     let mut splices = vec![Splice {
         start: command.start,
         end: command.end,
-        text: toml_string(&proxy.program),
+        text: toml_string(&wrapped.program),
     }];
     match t.get("args").and_then(Item::as_array) {
         Some(args) => {
@@ -251,7 +253,10 @@ fn wrap_splices(
     splices
 }
 
-fn unwrap_splices(src: &[u8], t: &dyn TableLike, dashdash: usize) -> Vec<Splice> {
+/// Takes `wrapped`'s prefix off the entry: the server's command over `command`, its arguments
+/// alone left in `args`.
+fn unwrap_splices(src: &[u8], t: &dyn TableLike, wrapped: &WrappedCommand) -> Vec<Splice> {
+    let dashdash = wrapped.separator();
     let command = span(
         t.get("command")
             .and_then(Item::as_value)
@@ -303,10 +308,13 @@ pub fn edit(src: &[u8], proxy: &Proxy, op: Op) -> Result<(Vec<ServerReport>, Vec
             Op::Wrap => match command::plan_wrap(&v, proxy) {
                 WrapPlan::Remote => (Outcome::Remote, None),
                 WrapPlan::Skip(why) => (Outcome::Skipped(why), None),
-                WrapPlan::Already { inner } => (Outcome::AlreadyWrapped, command::unpinned(&inner)),
+                WrapPlan::Already(wrapped) => {
+                    (Outcome::AlreadyWrapped, command::unpinned(&wrapped.server))
+                }
                 WrapPlan::Wrap { argv } => {
-                    splices.extend(wrap_splices(src, t, inline, &name, proxy));
-                    (Outcome::Wrapped, command::unpinned(&argv))
+                    let wrapped = proxy.wrap(&name, argv);
+                    splices.extend(wrap_splices(src, t, inline, &wrapped));
+                    (Outcome::Wrapped, command::unpinned(&wrapped.server))
                 }
             },
             Op::Unwrap => match command::plan_unwrap(&v, proxy) {
@@ -314,9 +322,9 @@ pub fn edit(src: &[u8], proxy: &Proxy, op: Op) -> Result<(Vec<ServerReport>, Vec
                 UnwrapPlan::Skip(why) => (Outcome::Skipped(why), None),
                 UnwrapPlan::NotWrapped { argv } => (Outcome::NotWrapped, command::unpinned(&argv)),
                 UnwrapPlan::Cannot(why) => (Outcome::CannotUnwrap(why), None),
-                UnwrapPlan::Unwrap { dashdash, inner } => {
-                    splices.extend(unwrap_splices(src, t, dashdash));
-                    (Outcome::Unwrapped, command::unpinned(&inner))
+                UnwrapPlan::Unwrap(wrapped) => {
+                    splices.extend(unwrap_splices(src, t, &wrapped));
+                    (Outcome::Unwrapped, command::unpinned(&wrapped.server))
                 }
             },
         };

@@ -1,0 +1,319 @@
+//! The command line `pinlog wrap` writes in place of a local server's:
+//! `PINLOG proxy --name NAME [--lock LOCK] -- COMMAND ARGS…`. [`WrappedCommand`] both writes it
+//! and reads it back, the way `pinlog proxy` reads its own command line, so that wrap, unwrap and
+//! policy cannot disagree on its shape.
+
+use std::fmt;
+
+/// The proxy's subcommand, the first of the args.
+const PROXY: &str = "proxy";
+/// What ends the proxy's options: the server's command line follows it.
+const SEPARATOR: &str = "--";
+/// The proxy's options that take a value.
+const VALUED: [&str; 3] = ["--name", "--lock", "--on-drift"];
+
+/// Whether a command's file name is `pinlog` (or `pinlog.exe`), on any platform.
+pub fn is_pinlog_name(command: &str) -> bool {
+    let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
+    base == "pinlog" || base.eq_ignore_ascii_case("pinlog.exe")
+}
+
+/// A local server's command line with the proxy in front: the entry's `command` is
+/// [`program`](Self::program), its `args` are [`args`](Self::args).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrappedCommand {
+    /// The pinlog program that runs the proxy.
+    pub program: String,
+    /// The proxy's options, between `proxy` and `--`, as written; [`options`] reads them.
+    pub options: Vec<String>,
+    /// The server's own command line: its command, then its arguments. Never empty.
+    pub server: Vec<String>,
+}
+
+/// A command line that runs `pinlog proxy` yet gives it no server to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken {
+    /// What follows `proxy` up to `--`, or to the end when there is none; [`options`] reads it.
+    pub options: Vec<String>,
+    pub why: Malformed,
+}
+
+/// What a [`Broken`] command line lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Malformed {
+    /// No `--` ends the proxy's options.
+    NoSeparator,
+    /// Nothing follows `--`.
+    NoCommand,
+}
+
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Malformed::NoSeparator => "pinlog proxy runs without -- before the server's command",
+            Malformed::NoCommand => "pinlog proxy runs with no command after --",
+        })
+    }
+}
+
+/// One of the proxy's options, as [`options`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProxyOption<'a> {
+    Name(&'a str),
+    Lock(&'a str),
+    /// `--on-drift`, with its value unchecked.
+    OnDrift(&'a str),
+    OnlyLocked,
+    /// `--name`, `--lock` or `--on-drift` last before `--`, without its value.
+    NoValue(&'static str),
+    /// Anything else, as written: an option the proxy has that wrap never writes, or none it has.
+    Other(&'a str),
+}
+
+impl WrappedCommand {
+    /// `server` behind the proxy run by `program`, under `name`, held to `lock` when one is given.
+    pub fn new(program: &str, name: &str, lock: Option<&str>, server: Vec<String>) -> Self {
+        let mut options = Vec::new();
+        option(&mut options, "--name", name);
+        if let Some(lock) = lock {
+            option(&mut options, "--lock", lock);
+        }
+        WrappedCommand {
+            program: program.to_string(),
+            options,
+            server,
+        }
+    }
+
+    /// Reads an entry's `command` and `args` back, as `pinlog proxy` would. `None` when they are
+    /// no wrapped command line: `command` is not pinlog (`is_pinlog` decides which commands are)
+    /// or its first argument is not `proxy`. The first `--` ends the options, even where an
+    /// option's value is expected: `pinlog proxy` reads it so.
+    pub fn parse(
+        command: &str,
+        args: &[String],
+        is_pinlog: impl Fn(&str) -> bool,
+    ) -> Option<Result<Self, Broken>> {
+        if !is_pinlog(command) || args.first().map(String::as_str) != Some(PROXY) {
+            return None;
+        }
+        let rest = &args[1..];
+        Some(match rest.iter().position(|a| a == SEPARATOR) {
+            Some(i) if i + 1 < rest.len() => Ok(WrappedCommand {
+                program: command.to_string(),
+                options: rest[..i].to_vec(),
+                server: rest[i + 1..].to_vec(),
+            }),
+            Some(i) => Err(Broken {
+                options: rest[..i].to_vec(),
+                why: Malformed::NoCommand,
+            }),
+            None => Err(Broken {
+                options: rest.to_vec(),
+                why: Malformed::NoSeparator,
+            }),
+        })
+    }
+
+    /// The args up to and including `--`: what goes before the server's command line.
+    pub fn prefix(&self) -> Vec<String> {
+        let mut out = Vec::with_capacity(self.options.len() + 2);
+        out.push(PROXY.to_string());
+        out.extend(self.options.iter().cloned());
+        out.push(SEPARATOR.to_string());
+        out
+    }
+
+    /// The entry's `args`: `proxy`, the options, `--`, then the server's command line.
+    pub fn args(&self) -> Vec<String> {
+        let mut out = self.prefix();
+        out.extend(self.server.iter().cloned());
+        out
+    }
+
+    /// The index of `--` in [`args`](Self::args).
+    pub fn separator(&self) -> usize {
+        self.options.len() + 1
+    }
+}
+
+/// `--flag value`, or `--flag=value` when the value starts with `-` and would read as a flag.
+fn option(out: &mut Vec<String>, flag: &str, value: &str) {
+    if value.starts_with('-') {
+        out.push(format!("{flag}={value}"));
+    } else {
+        out.push(flag.to_string());
+        out.push(value.to_string());
+    }
+}
+
+/// The proxy's `options` (those of a [`WrappedCommand`] or a [`Broken`]) in order, each with the
+/// index in the entry's args where it starts. `--flag=value` is read as `--flag value`.
+pub fn options(options: &[String]) -> Vec<(usize, ProxyOption<'_>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(a) = options.get(i) {
+        let at = i + 1;
+        let (flag, glued) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ => (a.as_str(), None),
+        };
+        let read = if let Some(&name) = VALUED.iter().find(|&&n| n == flag) {
+            let value = match glued {
+                Some(v) => Some(v),
+                None => {
+                    i += 1;
+                    options.get(i).map(String::as_str)
+                }
+            };
+            match (name, value) {
+                (_, None) => ProxyOption::NoValue(name),
+                ("--name", Some(v)) => ProxyOption::Name(v),
+                ("--lock", Some(v)) => ProxyOption::Lock(v),
+                (_, Some(v)) => ProxyOption::OnDrift(v),
+            }
+        } else if flag == "--only-locked" && glued.is_none() {
+            ProxyOption::OnlyLocked
+        } else {
+            ProxyOption::Other(a)
+        };
+        out.push((at, read));
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn written_then_read(program: &str, name: &str, lock: Option<&str>, server: &[&str]) {
+        let w = WrappedCommand::new(program, name, lock, v(server));
+        let args = w.args();
+        assert_eq!(args[w.separator()], "--");
+        let read = WrappedCommand::parse(&w.program, &args, is_pinlog_name);
+        assert_eq!(read, Some(Ok(w.clone())), "{args:?}");
+        let mut expected = vec![(1, ProxyOption::Name(name))];
+        if let Some(lock) = lock {
+            let at = if name.starts_with('-') { 2 } else { 3 };
+            expected.push((at, ProxyOption::Lock(lock)));
+        }
+        assert_eq!(options(&w.options), expected, "{args:?}");
+    }
+
+    #[test]
+    fn what_is_written_reads_back_the_same() {
+        let lock = Some("/srv/team/mcp.lock.json");
+        written_then_read("/usr/local/bin/pinlog", "time", lock, &["uvx", "x==1"]);
+        written_then_read("pinlog", "plain", None, &["/usr/bin/plain-mcp"]);
+        written_then_read(
+            r"C:\Program Files\pinlog\pinlog.exe",
+            "files server",
+            Some(r"C:\Users\Zoë\team lock.json"),
+            &[
+                r"C:\Program Files\nodejs\npx.cmd",
+                "-y",
+                r#"say "hi""#,
+                "it's",
+                "--",
+                "--name",
+                "x",
+                "--lock=y",
+                "proxy",
+                "",
+                "日本語 ✓",
+                "\u{202e}rtl",
+            ],
+        );
+        written_then_read("/opt/pinlog", "-dash", Some("-lock"), &["--", "--"]);
+        written_then_read("/opt/pinlog", "--", None, &["node", "a b.js"]);
+        written_then_read("/opt/pinlog", "a=b", Some("x=y"), &["node"]);
+        written_then_read("/opt/pinlog", "", Some(""), &["node"]);
+    }
+
+    #[test]
+    fn a_command_pinlog_did_not_write_is_not_read_as_wrapped() {
+        for (command, args) in [
+            ("npx", &["-y", "server", "--", "proxy"][..]),
+            ("node", &["proxy", "--name", "x", "--", "node"]),
+            ("/opt/pinlogger", &["proxy", "--name", "x", "--", "node"]),
+            ("pinlog", &["verify", "--", "node"]),
+            ("pinlog", &["--name", "x", "proxy", "--", "node"]),
+            ("pinlog", &[]),
+        ] {
+            assert_eq!(
+                WrappedCommand::parse(command, &v(args), is_pinlog_name),
+                None,
+                "{command} {args:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_proxy_with_no_server_is_broken() {
+        let parse = |args: &[&str]| WrappedCommand::parse("pinlog", &v(args), is_pinlog_name);
+        assert_eq!(
+            parse(&["proxy", "--name", "x"]),
+            Some(Err(Broken {
+                options: v(&["--name", "x"]),
+                why: Malformed::NoSeparator
+            }))
+        );
+        assert_eq!(
+            parse(&["proxy", "--name", "x", "--"]),
+            Some(Err(Broken {
+                options: v(&["--name", "x"]),
+                why: Malformed::NoCommand
+            }))
+        );
+        // As `pinlog proxy` reads it: `--` ends the options even where a value is expected.
+        let Some(Ok(w)) = parse(&["proxy", "--name", "--", "--", "node"]) else {
+            panic!()
+        };
+        assert_eq!(w.server, v(&["--", "node"]));
+        assert_eq!(
+            options(&w.options),
+            vec![(1, ProxyOption::NoValue("--name"))]
+        );
+    }
+
+    #[test]
+    fn options_are_read_as_the_proxy_reads_them() {
+        let o = v(&[
+            "--on-drift=hold",
+            "--only-locked",
+            "--only-locked=true",
+            "--lock",
+            "l",
+            "-x=y",
+            "node",
+            "--on-drift",
+        ]);
+        assert_eq!(
+            options(&o),
+            vec![
+                (1, ProxyOption::OnDrift("hold")),
+                (2, ProxyOption::OnlyLocked),
+                (3, ProxyOption::Other("--only-locked=true")),
+                (4, ProxyOption::Lock("l")),
+                (6, ProxyOption::Other("-x=y")),
+                (7, ProxyOption::Other("node")),
+                (8, ProxyOption::NoValue("--on-drift")),
+            ]
+        );
+    }
+
+    #[test]
+    fn pinlog_is_recognised_by_file_name() {
+        assert!(is_pinlog_name("pinlog"));
+        assert!(is_pinlog_name("/usr/local/bin/pinlog"));
+        assert!(is_pinlog_name(r"C:\Tools\PINLOG.EXE"));
+        assert!(!is_pinlog_name("pinlog-other"));
+        assert!(!is_pinlog_name("/opt/bin/pinlogger"));
+        assert!(!is_pinlog_name("npx"));
+    }
+}
