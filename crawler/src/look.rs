@@ -18,7 +18,7 @@ use crate::confine::Confinement;
 use crate::env_needs;
 use crate::install::{self, Installed, Installers, Jail};
 use crate::limits::{Enforcer, InForce, Limits};
-use crate::outcome::{Failure, Reason};
+use crate::outcome::{LookFailure, Reason};
 use crate::sandbox::{Isolation, PLACEHOLDER};
 
 /// How the crawler looks at servers.
@@ -43,7 +43,7 @@ pub struct Looker {
 /// What a look found.
 #[derive(Debug)]
 pub struct Look {
-    pub outcome: Result<Surface, Failure>,
+    pub outcome: Result<Surface, LookFailure>,
     /// The package version or image digest looked at.
     pub version: Option<String>,
     pub registry_digest: Option<String>,
@@ -60,7 +60,7 @@ pub struct Look {
 
 impl Look {
     /// A look that failed before anything was learnt.
-    pub fn failed(f: Failure) -> Look {
+    pub fn failed(f: LookFailure) -> Look {
         Look {
             outcome: Err(f),
             version: None,
@@ -77,12 +77,12 @@ impl Look {
 impl Looker {
     pub fn look(&self, c: &Candidate, slot: usize) -> Look {
         let start = Instant::now();
-        let mut look = Look::failed(Failure::new(Reason::Unsupported, "not looked at"));
+        let mut look = Look::failed(LookFailure::new(Reason::Unsupported, "not looked at"));
         look.outcome = match &c.launch {
             Launch::Remote { url, transport } => self.remote(url, *transport, &mut look),
             Launch::Oci { digest, .. } => {
                 look.version = Some(digest.clone());
-                Err(Failure::new(
+                Err(LookFailure::new(
                     Reason::Unsupported,
                     "OCI images need a container runtime; this crawler does not run them",
                 ))
@@ -98,7 +98,12 @@ impl Looker {
         look
     }
 
-    fn remote(&self, url: &str, transport: Remote, look: &mut Look) -> Result<Surface, Failure> {
+    fn remote(
+        &self,
+        url: &str,
+        transport: Remote,
+        look: &mut Look,
+    ) -> Result<Surface, LookFailure> {
         let target = match transport {
             Remote::StreamableHttp => {
                 look.transport = "streamable-http";
@@ -120,19 +125,19 @@ impl Looker {
         let found = probe::probe(target, &self.options, self.caps);
         found
             .outcome
-            .map_err(|e| Failure::from_wire(&e))
+            .map_err(|e| LookFailure::from_wire(&e))
             .and_then(complete)
     }
 
-    fn package(&self, c: &Candidate, dir: &Path, look: &mut Look) -> Result<Surface, Failure> {
+    fn package(&self, c: &Candidate, dir: &Path, look: &mut Look) -> Result<Surface, LookFailure> {
         let isolation = match &self.isolation {
             Ok(i) => i,
-            Err(why) => return Err(Failure::new(Reason::SandboxUnavailable, why.clone())),
+            Err(why) => return Err(LookFailure::new(Reason::SandboxUnavailable, why.clone())),
         };
         let _ = std::fs::remove_dir_all(dir);
         let home = dir.join("home");
         std::fs::create_dir_all(&home).map_err(|e| {
-            Failure::new(
+            LookFailure::new(
                 Reason::InstallFailed,
                 format!("scratch {}: {e}", dir.display()),
             )
@@ -143,7 +148,7 @@ impl Looker {
                 static GROUPS: AtomicU64 = AtomicU64::new(0);
                 let name = format!("look-{}", GROUPS.fetch_add(1, Ordering::Relaxed));
                 let g = c.group(&name, &self.limits).map_err(|e| {
-                    Failure::new(
+                    LookFailure::new(
                         Reason::SandboxUnavailable,
                         format!("the look's cgroup: {e}"),
                     )
@@ -190,7 +195,7 @@ impl Looker {
             if let Err(f) = capped(group.as_ref(), None, &self.limits) {
                 f
             } else if e.too_large {
-                Failure::new(
+                LookFailure::new(
                     Reason::PackageTooLarge,
                     format!(
                         "the package unpacks past the cap of {} bytes (or has a file past {}): {}",
@@ -198,7 +203,7 @@ impl Looker {
                     ),
                 )
             } else {
-                Failure::new(Reason::InstallFailed, e.message)
+                LookFailure::new(Reason::InstallFailed, e.message)
             }
         })?;
         look.version = Some(installed.version.clone());
@@ -236,7 +241,7 @@ impl Looker {
         }
         let names = wanted.join(", ");
         if !wanted.iter().all(|n| env_needs::is_credential(n)) {
-            return Err(Failure::new(
+            return Err(LookFailure::new(
                 Reason::NeedsEnv,
                 format!("the server wants {names}"),
             ));
@@ -253,7 +258,7 @@ impl Looker {
                 look.env_placeholders = wanted;
                 complete(s)
             }
-            Err(e) => Err(Failure::new(
+            Err(e) => Err(LookFailure::new(
                 Reason::NeedsCredentials,
                 format!("the server wants {names}; with placeholders: {e}"),
             )),
@@ -267,7 +272,7 @@ impl Looker {
         env: &[(String, String)],
         home: &Path,
         group: Option<&Group>,
-    ) -> probe::Look {
+    ) -> probe::ProbeReport {
         let confine = Confinement::new(&self.limits, group).prefix(&self.sandbox_exec);
         let launch = isolation.launch(
             &installed.argv,
@@ -284,7 +289,7 @@ impl Looker {
 /// The failure of a server that ran into a cap: its cgroup counted a memory kill or a refused
 /// fork, or it ended by the signal of its CPU rlimit (written as a shell writes it: bubblewrap
 /// passes its server's death on as 128 + the signal).
-fn capped(group: Option<&Group>, exit: Option<Exit>, limits: &Limits) -> Result<(), Failure> {
+fn capped(group: Option<&Group>, exit: Option<Exit>, limits: &Limits) -> Result<(), LookFailure> {
     let status = exit.map(|x| match x {
         Exit::Code(c) => c,
         Exit::Signal(s) => 128 + s,
@@ -304,7 +309,7 @@ fn capped(group: Option<&Group>, exit: Option<Exit>, limits: &Limits) -> Result<
         ),
         _ => return Ok(()),
     };
-    Err(Failure::new(
+    Err(LookFailure::new(
         reason,
         format!("the look's processes ran into their cap of {what} and were stopped"),
     ))
@@ -330,11 +335,11 @@ fn stderr_tail(stderr: &[u8]) -> String {
 }
 
 /// A surface whose readings disagreed is not one surface: nothing is appended for it.
-fn complete(s: Surface) -> Result<Surface, Failure> {
+fn complete(s: Surface) -> Result<Surface, LookFailure> {
     if s.complete {
         Ok(s)
     } else {
-        Err(Failure::new(
+        Err(LookFailure::new(
             Reason::Unstable,
             format!("the {} readings of a listing disagreed", s.passes),
         ))
@@ -343,8 +348,8 @@ fn complete(s: Surface) -> Result<Surface, Failure> {
 
 /// The failure, with the exit status of a server that ended on its own; a signal is written as
 /// a shell writes it, 128 + the signal's number.
-fn exit_failure(e: &pinlog_mcp::error::WireError, exit: Option<Exit>) -> Failure {
-    let mut f = Failure::from_wire(e);
+fn exit_failure(e: &pinlog_mcp::error::WireError, exit: Option<Exit>) -> LookFailure {
+    let mut f = LookFailure::from_wire(e);
     if f.reason == Reason::Exited {
         f.exit_code = exit.map(|x| match x {
             Exit::Code(c) => c,

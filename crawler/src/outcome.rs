@@ -74,16 +74,16 @@ impl fmt::Display for Reason {
 
 /// A failed look: the reason, and a detail safe to print (already rendered).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+pub struct LookFailure {
     pub reason: Reason,
     pub detail: String,
     /// The exit status for [`Reason::Exited`].
     pub exit_code: Option<i32>,
 }
 
-impl Failure {
-    pub fn new(reason: Reason, detail: impl Into<String>) -> Failure {
-        Failure {
+impl LookFailure {
+    pub fn new(reason: Reason, detail: impl Into<String>) -> LookFailure {
+        LookFailure {
             reason,
             detail: pinlog_core::render::safe(&detail.into()).into_owned(),
             exit_code: None,
@@ -91,7 +91,7 @@ impl Failure {
     }
 
     /// The failure a wire error means.
-    pub fn from_wire(e: &WireError) -> Failure {
+    pub fn from_wire(e: &WireError) -> LookFailure {
         let reason = match e {
             WireError::Unreachable(_) => Reason::Unreachable,
             WireError::Malformed(_) => Reason::MalformedAnswer,
@@ -105,20 +105,20 @@ impl Failure {
             WireError::Pagination(_) => Reason::PaginationLoop,
             WireError::Protocol(_) => Reason::ProtocolError,
         };
-        Failure::new(reason, e.to_string())
+        LookFailure::new(reason, e.to_string())
     }
 
     /// The failure a surface that cannot be committed to means.
-    pub fn from_blob(e: BlobError) -> Failure {
+    pub fn from_blob(e: BlobError) -> LookFailure {
         match e {
-            BlobError::Malformed(m) => Failure::new(Reason::MalformedAnswer, m),
-            BlobError::Undecidable(m) => Failure::new(Reason::Undecidable, m),
-            BlobError::TooLarge(m) => Failure::new(Reason::TooLarge, m),
+            BlobError::Malformed(m) => LookFailure::new(Reason::MalformedAnswer, m),
+            BlobError::Undecidable(m) => LookFailure::new(Reason::Undecidable, m),
+            BlobError::TooLarge(m) => LookFailure::new(Reason::TooLarge, m),
         }
     }
 }
 
-impl fmt::Display for Failure {
+impl fmt::Display for LookFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.exit_code {
             Some(code) => write!(f, "{} {code}: {}", self.reason, self.detail),

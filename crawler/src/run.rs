@@ -17,7 +17,7 @@ use crate::candidate::Candidate;
 use crate::discover::{self, Discovery, SourceReport, Sources};
 use crate::look::{Look, Looker};
 use crate::optout::OptOut;
-use crate::outcome::{Failure, Reason};
+use crate::outcome::{LookFailure, Reason};
 use crate::records::{LookRow, Records};
 use pinlog_log::surface_blob::{self, SurfaceBlob};
 
@@ -41,7 +41,7 @@ pub enum Verdict {
     New(u64),
     Changed(u64),
     Unchanged,
-    Failed(Failure),
+    Failed(LookFailure),
 }
 
 impl Verdict {
@@ -265,7 +265,7 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
                     looker.look(&cand, slot)
                 }))
                 .unwrap_or_else(|_| {
-                    Look::failed(Failure::new(
+                    Look::failed(LookFailure::new(
                         Reason::Internal,
                         "the crawler failed while looking at this server (a bug: please report it)",
                     ))
@@ -354,7 +354,7 @@ fn settle(
     let verdict = match look.outcome.as_ref().map_err(Clone::clone).and_then(|s| {
         guarded(|| {
             surface_blob::build(s.instructions.as_deref(), &s.prompts, &s.tools)
-                .map_err(Failure::from_blob)
+                .map_err(LookFailure::from_blob)
         })
         .map(|b| (s, b))
     }) {
@@ -411,7 +411,7 @@ fn settle(
                         Ok(Ok(index)) if latest.is_some() => Verdict::Changed(index),
                         Ok(Ok(index)) => Verdict::New(index),
                         Ok(Err(StoreError::Entry(e))) => {
-                            Verdict::Failed(Failure::new(Reason::Refused, e.to_string()))
+                            Verdict::Failed(LookFailure::new(Reason::Refused, e.to_string()))
                         }
                         Ok(Err(e)) => return Err(e.into()),
                     }
@@ -457,9 +457,9 @@ fn settle(
 
 /// `f`'s result, or an `internal-error` failure if it panicked: a bug met on one server's
 /// surface is recorded against that server, and the run goes on.
-fn guarded<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+fn guarded<T>(f: impl FnOnce() -> Result<T, LookFailure>) -> Result<T, LookFailure> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        Err(Failure::new(
+        Err(LookFailure::new(
             Reason::Internal,
             "the crawler failed on this server's surface (a bug: please report it)",
         ))

@@ -21,7 +21,7 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use pinlog_mcp::loopback::{self, AddrError, Refused};
-use pinlog_mcp::server::{McpServer, Session, Tools, MAX_MESSAGE};
+use pinlog_mcp::server::{McpServer, ServerSession, Tools, MAX_MESSAGE};
 
 /// The path served.
 pub const PATH: &str = "/mcp";
@@ -112,7 +112,7 @@ async fn handle<T: Tools + Send + Sync + 'static>(
     };
     // Tools read files and may verify a whole log: off the connection's thread.
     let answer = tokio::task::spawn_blocking(move || {
-        let mut session = Session::stateless(version.as_deref());
+        let mut session = ServerSession::stateless(version.as_deref());
         server.handle(&mut session, &body)
     })
     .await;

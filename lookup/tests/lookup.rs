@@ -16,7 +16,7 @@ use pinlog_log::note::{SignerKey, VerifierKey};
 use pinlog_log::store::Store as LogStore;
 use pinlog_lookup::history::LogConfig;
 use pinlog_lookup::{self as lookup, LookupTools, Pins};
-use pinlog_mcp::server::{run_stdio, Session};
+use pinlog_mcp::server::{run_stdio, ServerSession};
 use pinlog_proxy::store::{ServerKey, Store};
 use serde_json::{json, Value as J};
 
@@ -641,7 +641,7 @@ fn hostile_text_in_the_log_and_the_pins_never_appears_in_an_answer() {
 
     // In process: every answer's bytes, as written on the wire.
     let server = lookup::server(tools());
-    let mut session = Session::stream();
+    let mut session = ServerSession::stream();
     let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
     assert!(server.handle(&mut session, init).is_some());
     for (i, (name, args)) in calls.iter().enumerate() {
@@ -697,7 +697,7 @@ fn a_log_that_does_not_verify_is_not_answered_from_and_a_new_checkpoint_is_read(
     let mut log = Log::new();
     let call = |tools: LookupTools, server: &str| -> (LookupTools, J) {
         let s = lookup::server(tools);
-        let mut session = Session::stateless(None);
+        let mut session = ServerSession::stateless(None);
         let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "pinlog_server_status", "arguments": {"server": server}}});
         let answer: J = serde_json::from_slice(

@@ -19,7 +19,7 @@ use crate::surface::{self, ProbeOptions, Surface};
 
 /// What a look found, or why it failed; standard error either way.
 #[derive(Debug)]
-pub struct Look {
+pub struct ProbeReport {
     pub outcome: Result<Surface, WireError>,
     pub stderr: Stderr,
     /// How a stdio server ended, if it ended on its own (a crash, an exit before answering).
@@ -72,7 +72,7 @@ impl Target<'_> {
 }
 
 /// Runs the server `launch` describes and reads its surface, within the caps.
-pub fn probe_stdio(launch: &Launch, options: &ProbeOptions, caps: Caps) -> Look {
+pub fn probe_stdio(launch: &Launch, options: &ProbeOptions, caps: Caps) -> ProbeReport {
     probe(Target::Stdio(launch), options, caps)
 }
 
@@ -82,14 +82,14 @@ pub fn probe_stdio(launch: &Launch, options: &ProbeOptions, caps: Caps) -> Look 
 /// rules ask: a `server/discover` answer keeps it; an error other than "unsupported protocol
 /// version", a closed connection or silence means a handshake-era server, which is then started
 /// afresh (a server may settle on the era of its first request) and asked to `initialize`.
-pub fn probe(target: Target<'_>, options: &ProbeOptions, caps: Caps) -> Look {
+pub fn probe(target: Target<'_>, options: &ProbeOptions, caps: Caps) -> ProbeReport {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
         Ok(r) => r,
         Err(e) => {
-            return Look {
+            return ProbeReport {
                 outcome: Err(WireError::Unreachable(format!("no runtime: {e}"))),
                 stderr: Stderr::default(),
                 exit: None,
@@ -180,7 +180,7 @@ const DISCOVER_MS: u64 = 10_000;
 /// One session's look, and whether it failed at `server/discover` in a way that says the server
 /// is of the handshake era.
 struct SessionLook {
-    look: Look,
+    look: ProbeReport,
     handshake_era: bool,
 }
 
@@ -193,7 +193,7 @@ async fn session(
 ) -> SessionLook {
     let late = || WireError::Timeout(format!("the look took longer than {} ms", caps.session_ms));
     let failed = |e| SessionLook {
-        look: Look {
+        look: ProbeReport {
             outcome: Err(e),
             stderr: Stderr::default(),
             exit: None,
@@ -230,7 +230,7 @@ async fn session(
     };
     let (stderr, exit) = client.close().await;
     SessionLook {
-        look: Look {
+        look: ProbeReport {
             outcome,
             stderr,
             exit,

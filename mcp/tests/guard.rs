@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use pinlog_mcp::guard::NetGuard;
-use pinlog_mcp::probe::{probe, Look, Target};
+use pinlog_mcp::probe::{probe, ProbeReport, Target};
 use pinlog_mcp::revision::Revision;
 use pinlog_mcp::surface::ProbeOptions;
 use pinlog_mcp::{Caps, WireError};
@@ -161,7 +161,7 @@ fn http<'a>(url: &'a str, guard: &'a NetGuard) -> Target<'a> {
     }
 }
 
-fn look(target: Target<'_>) -> Look {
+fn look(target: Target<'_>) -> ProbeReport {
     let options = ProbeOptions {
         revision: Some(Revision::R2025_11_25),
         ..ProbeOptions::default()
@@ -174,7 +174,7 @@ fn look(target: Target<'_>) -> Look {
     probe(target, &options, quick)
 }
 
-fn refused(l: Look, rule: &str) {
+fn refused(l: ProbeReport, rule: &str) {
     let e = l.outcome.unwrap_err();
     assert!(
         matches!(&e, WireError::Refused(m) if m.contains(rule)),

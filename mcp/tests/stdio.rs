@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use pinlog_core::json::Value;
 use pinlog_core::Listing;
 use pinlog_mcp::jsonrpc::UNSUPPORTED_VERSION;
-use pinlog_mcp::probe::{probe_stdio, Look};
+use pinlog_mcp::probe::{probe_stdio, ProbeReport};
 use pinlog_mcp::revision::Revision;
 use pinlog_mcp::stdio::Launch;
 use pinlog_mcp::surface::ProbeOptions;
@@ -59,7 +59,7 @@ fn scripted(behaviour: &str) -> Launch {
     }
 }
 
-fn look(launch: &Launch, caps: Caps) -> Look {
+fn look(launch: &Launch, caps: Caps) -> ProbeReport {
     probe_stdio(launch, &ProbeOptions::default(), caps)
 }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::render;
-use pinlog_mcp::probe::{self, Look, Target};
+use pinlog_mcp::probe::{self, ProbeReport, Target};
 use pinlog_mcp::stdio::Launch;
 
 use crate::cli::look::LookArgs;
@@ -61,7 +61,7 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         },
         None => Target::Stdio(&launch),
     };
-    let Look {
+    let ProbeReport {
         outcome, stderr, ..
     } = probe::probe(target, &options, caps);
     let surface = match outcome {

@@ -57,7 +57,7 @@ pub struct McpServer<T> {
 
 /// What one connection has agreed on.
 #[derive(Debug, Clone, Default)]
-pub struct Session {
+pub struct ServerSession {
     /// The handshake revision agreed by `initialize`.
     version: Option<String>,
     /// A handshake-era request needs no `initialize` first (stateless Streamable HTTP): it is
@@ -65,20 +65,20 @@ pub struct Session {
     without_handshake: Option<String>,
 }
 
-impl Session {
+impl ServerSession {
     /// A stream connection (stdio): handshake-era requests need `initialize` first.
-    pub fn stream() -> Session {
-        Session::default()
+    pub fn stream() -> ServerSession {
+        ServerSession::default()
     }
 
     /// One HTTP request of a server that keeps no sessions: a request without `initialize` is
     /// answered at `version` (the `MCP-Protocol-Version` header when it names a handshake
     /// revision), else at 2025-11-25.
-    pub fn stateless(version: Option<&str>) -> Session {
+    pub fn stateless(version: Option<&str>) -> ServerSession {
         let v = version
             .filter(|v| HANDSHAKE_VERSIONS.contains(v))
             .unwrap_or(LATEST_HANDSHAKE);
-        Session {
+        ServerSession {
             version: None,
             without_handshake: Some(v.to_string()),
         }
@@ -107,15 +107,15 @@ impl Era {
 }
 
 /// A JSON-RPC error to answer.
-struct Failure {
+struct ErrorReply {
     code: i64,
     message: String,
     data: Option<Json>,
 }
 
-impl Failure {
-    fn new(code: i64, message: impl Into<String>) -> Failure {
-        Failure {
+impl ErrorReply {
+    fn new(code: i64, message: impl Into<String>) -> ErrorReply {
+        ErrorReply {
             code,
             message: message.into(),
             data: None,
@@ -123,7 +123,7 @@ impl Failure {
     }
 }
 
-fn error(id: Option<&Id>, f: &Failure) -> Vec<u8> {
+fn error(id: Option<&Id>, f: &ErrorReply) -> Vec<u8> {
     let data = f.data.as_ref().map(Json::to_bytes);
     message::error_with_data(
         id.unwrap_or(&Id::null()),
@@ -169,11 +169,11 @@ impl<T: Tools> McpServer<T> {
 
     /// Answers one message (one line without its line end, or one HTTP body). `None` for a
     /// notification or a response, which get no answer.
-    pub fn handle(&self, session: &mut Session, message: &[u8]) -> Option<Vec<u8>> {
+    pub fn handle(&self, session: &mut ServerSession, message: &[u8]) -> Option<Vec<u8>> {
         let value = match pinlog_core::json::parse(message, Limits::with_max_bytes(MAX_MESSAGE)) {
             Ok(v) => v,
             Err(e) => {
-                let f = Failure::new(PARSE_ERROR, format!("Parse error: {}", e.rule.name()));
+                let f = ErrorReply::new(PARSE_ERROR, format!("Parse error: {}", e.rule.name()));
                 return Some(error(None, &f));
             }
         };
@@ -183,11 +183,11 @@ impl<T: Tools> McpServer<T> {
             } else {
                 "Invalid Request: a message is a JSON object"
             };
-            return Some(error(None, &Failure::new(INVALID_REQUEST, what)));
+            return Some(error(None, &ErrorReply::new(INVALID_REQUEST, what)));
         };
         let id = o.get("id").and_then(Id::of);
         if o.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            let f = Failure::new(
+            let f = ErrorReply::new(
                 INVALID_REQUEST,
                 "Invalid Request: \"jsonrpc\" must be \"2.0\"",
             );
@@ -196,7 +196,7 @@ impl<T: Tools> McpServer<T> {
         let method = match o.get("method") {
             Some(Value::String(m)) => m.as_ref(),
             Some(_) => {
-                let f = Failure::new(
+                let f = ErrorReply::new(
                     INVALID_REQUEST,
                     "Invalid Request: \"method\" is not a string",
                 );
@@ -206,7 +206,7 @@ impl<T: Tools> McpServer<T> {
             // to match it with.
             None if o.get("result").is_some() || o.get("error").is_some() => return None,
             None => {
-                let f = Failure::new(INVALID_REQUEST, "Invalid Request: no \"method\"");
+                let f = ErrorReply::new(INVALID_REQUEST, "Invalid Request: no \"method\"");
                 return Some(error(id.as_ref(), &f));
             }
         };
@@ -214,7 +214,7 @@ impl<T: Tools> McpServer<T> {
         // id and gets no answer: nothing here changes on any of them.
         o.get("id")?;
         let Some(id) = id else {
-            let f = Failure::new(
+            let f = ErrorReply::new(
                 INVALID_REQUEST,
                 "Invalid Request: an id is a string or a number",
             );
@@ -224,7 +224,7 @@ impl<T: Tools> McpServer<T> {
             None => None,
             Some(Value::Object(p)) => Some(p),
             Some(_) => {
-                let f = Failure::new(
+                let f = ErrorReply::new(
                     INVALID_PARAMS,
                     "Invalid params: \"params\" is not an object",
                 );
@@ -239,10 +239,10 @@ impl<T: Tools> McpServer<T> {
 
     fn request(
         &self,
-        session: &mut Session,
+        session: &mut ServerSession,
         method: &str,
         params: Option<&Object<'_>>,
-    ) -> Result<Json, Failure> {
+    ) -> Result<Json, ErrorReply> {
         if method == "initialize" {
             return self.initialize(session, params);
         }
@@ -252,7 +252,7 @@ impl<T: Tools> McpServer<T> {
             "ping" if era != Era::Stateless => Ok(Json::obj([])),
             "tools/list" => {
                 if params.is_some_and(|p| p.get("cursor").is_some()) {
-                    return Err(Failure::new(
+                    return Err(ErrorReply::new(
                         INVALID_PARAMS,
                         "Invalid params: this server gave no cursor",
                     ));
@@ -266,20 +266,20 @@ impl<T: Tools> McpServer<T> {
                 Ok(self.finish(&era, result))
             }
             "tools/call" => self.call(&era, params),
-            _ => Err(Failure::new(METHOD_NOT_FOUND, "Method not found")),
+            _ => Err(ErrorReply::new(METHOD_NOT_FOUND, "Method not found")),
         }
     }
 
     fn initialize(
         &self,
-        session: &mut Session,
+        session: &mut ServerSession,
         params: Option<&Object<'_>>,
-    ) -> Result<Json, Failure> {
+    ) -> Result<Json, ErrorReply> {
         let asked = params
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str)
             .ok_or_else(|| {
-                Failure::new(
+                ErrorReply::new(
                     INVALID_PARAMS,
                     "Invalid params: initialize needs \"protocolVersion\"",
                 )
@@ -317,10 +317,10 @@ impl<T: Tools> McpServer<T> {
     /// revision otherwise.
     fn era(
         &self,
-        session: &Session,
+        session: &ServerSession,
         method: &str,
         params: Option<&Object<'_>>,
-    ) -> Result<Era, Failure> {
+    ) -> Result<Era, ErrorReply> {
         let meta = params.and_then(|p| p.get("_meta"));
         let asked = match meta {
             None => None,
@@ -328,14 +328,14 @@ impl<T: Tools> McpServer<T> {
                 None => None,
                 Some(Value::String(v)) => Some(v.as_ref()),
                 Some(_) => {
-                    return Err(Failure::new(
+                    return Err(ErrorReply::new(
                         INVALID_PARAMS,
                         "Invalid params: the protocol version in _meta is not a string",
                     ))
                 }
             },
             Some(_) => {
-                return Err(Failure::new(
+                return Err(ErrorReply::new(
                     INVALID_PARAMS,
                     "Invalid params: \"_meta\" is not an object",
                 ))
@@ -356,20 +356,20 @@ impl<T: Tools> McpServer<T> {
                 if plain {
                     data.push("requested", Json::str(v));
                 }
-                Err(Failure {
+                Err(ErrorReply {
                     code: UNSUPPORTED_VERSION,
                     message: "Unsupported protocol version".into(),
                     data: Some(data),
                 })
             }
-            None if method == "server/discover" => Err(Failure::new(
+            None if method == "server/discover" => Err(ErrorReply::new(
                 INVALID_PARAMS,
                 "Invalid params: server/discover needs io.modelcontextprotocol/protocolVersion \
                  in _meta",
             )),
             None => match (&session.version, &session.without_handshake) {
                 (Some(v), _) | (None, Some(v)) => Ok(Era::Handshake(v.clone())),
-                (None, None) => Err(Failure::new(
+                (None, None) => Err(ErrorReply::new(
                     INVALID_REQUEST,
                     "Invalid Request: send initialize first, or (2026-07-28) \
                      io.modelcontextprotocol/protocolVersion in _meta",
@@ -378,8 +378,8 @@ impl<T: Tools> McpServer<T> {
         }
     }
 
-    fn call(&self, era: &Era, params: Option<&Object<'_>>) -> Result<Json, Failure> {
-        let invalid = |m: &str| Failure::new(INVALID_PARAMS, format!("Invalid params: {m}"));
+    fn call(&self, era: &Era, params: Option<&Object<'_>>) -> Result<Json, ErrorReply> {
+        let invalid = |m: &str| ErrorReply::new(INVALID_PARAMS, format!("Invalid params: {m}"));
         let p = params.ok_or_else(|| invalid("tools/call needs a tool name"))?;
         let name = p
             .get("name")
@@ -392,7 +392,7 @@ impl<T: Tools> McpServer<T> {
             Some(_) => return Err(invalid("\"arguments\" is not an object")),
         };
         let out = self.tools.call(name, arguments).map_err(|e| match e {
-            CallError::UnknownTool => Failure::new(INVALID_PARAMS, "Unknown tool"),
+            CallError::UnknownTool => ErrorReply::new(INVALID_PARAMS, "Unknown tool"),
             CallError::Invalid(why) => invalid(why),
         })?;
         let content = Json::Arr(vec![Json::obj([
@@ -417,7 +417,7 @@ pub fn run_stdio<T: Tools>(
     input: impl BufRead,
     mut output: impl Write,
 ) -> io::Result<()> {
-    let mut session = Session::stream();
+    let mut session = ServerSession::stream();
     let mut lines = Lines::new(input, MAX_MESSAGE);
     loop {
         let answer = match lines.next_blocking() {
@@ -425,7 +425,7 @@ pub fn run_stdio<T: Tools>(
             Ok(Some(line)) => server.handle(&mut session, &line),
             Err(e @ lines::Error::TooLong(_)) => Some(error(
                 None,
-                &Failure::new(INVALID_REQUEST, format!("Invalid Request: {e}")),
+                &ErrorReply::new(INVALID_REQUEST, format!("Invalid Request: {e}")),
             )),
             Err(e) => return Err(e.into()),
         };
