@@ -1,14 +1,21 @@
 //! Reading a published log directory's tiles for one tree size: subtree hashes for proofs, and
-//! entries out of their bundles.
+//! the entries out of their bundles. Every walk of the bundles (verify-log, lookup, prove) reads
+//! them here, through [`in_dir`].
 
 use std::collections::HashMap;
 use std::fmt;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::hash::Hash;
 use crate::in_dir::{self, InDirError};
 use crate::merkle::HashSource;
-use crate::tiles::{self, TileId, HEIGHT, MAX_ENTRY, WIDTH};
+use crate::tiles::{self, TileError, TileId, HEIGHT, MAX_ENTRY, WIDTH};
+
+/// The largest entry bundle read: 256 entries of the largest size, each with its length.
+const MAX_BUNDLE: u64 = WIDTH * (2 + MAX_ENTRY as u64);
+/// Bundles read ahead, per reader thread, of the one being consumed.
+const QUEUED: usize = 2;
 
 /// A tile that could not be read or is not what its name promises.
 #[derive(Debug)]
@@ -74,11 +81,7 @@ impl TileReader {
     fn read(&self, tile: &TileId, max: u64) -> Result<Vec<u8>, TileReadError> {
         in_dir::read(&self.dir, &tile.path(), max).map_err(|e| TileReadError {
             tile: tile.path(),
-            fault: match e {
-                InDirError::Missing => TileFault::Missing,
-                InDirError::TooLarge { .. } => TileFault::Damaged,
-                InDirError::NotRegular { .. } | InDirError::Io(_) => TileFault::Unreadable,
-            },
+            fault: read_fault(&e),
             detail: e.to_string(),
         })
     }
@@ -103,28 +106,40 @@ impl TileReader {
 
     /// The bytes of entry `index`, out of its bundle.
     pub fn entry(&self, index: u64) -> Result<Vec<u8>, TileReadError> {
+        let beyond = || TileReadError {
+            tile: "tile/entries".into(),
+            fault: TileFault::Missing,
+            detail: format!("entry {index} is not in a log of {} entries", self.size),
+        };
         if index >= self.size {
-            return Err(TileReadError {
-                tile: "tile/entries".into(),
-                fault: TileFault::Missing,
-                detail: format!("entry {index} is not in a log of {} entries", self.size),
-            });
+            return Err(beyond());
         }
-        let tile = self.tile_for(None, index);
-        let bytes = self.read(&tile, WIDTH * (2 + MAX_ENTRY as u64))?;
-        let entries = tiles::bundle_entries(&bytes, tile.width).map_err(|e| TileReadError {
-            tile: tile.path(),
-            fault: TileFault::Damaged,
-            detail: e.to_string(),
-        })?;
-        entries
+        let mut bytes = Vec::new();
+        let bundle = BundleReader::new(&self.dir, self.size)
+            .read(index / WIDTH, &mut bytes)
+            .map_err(|e| TileReadError {
+                fault: match &e.fault {
+                    BundleFault::Read(e) => read_fault(e),
+                    BundleFault::Format(_) | BundleFault::OlderDiffers => TileFault::Damaged,
+                    BundleFault::List(_) => TileFault::Unreadable,
+                },
+                detail: e.fault.to_string(),
+                tile: e.file,
+            })?;
+        bundle
+            .entries
             .get((index % WIDTH) as usize)
             .map(|e| e.to_vec())
-            .ok_or_else(|| TileReadError {
-                tile: tile.path(),
-                fault: TileFault::Missing,
-                detail: format!("entry {index} is not in a log of {} entries", self.size),
-            })
+            .ok_or_else(beyond)
+    }
+}
+
+/// What a failure to read a tile file means for a proof.
+fn read_fault(e: &InDirError) -> TileFault {
+    match e {
+        InDirError::Missing => TileFault::Missing,
+        InDirError::TooLarge { .. } => TileFault::Damaged,
+        InDirError::NotRegular { .. } | InDirError::Io(_) => TileFault::Unreadable,
     }
 }
 
@@ -155,5 +170,404 @@ impl HashSource for TileReader {
                 .collect();
         }
         Ok(row[0])
+    }
+}
+
+/// An entry bundle, or an older partial copy of one, that could not be read or is not what its
+/// name promises.
+#[derive(Debug)]
+pub struct BundleError {
+    /// The file at fault, by its path inside the directory: the bundle, one of its older partial
+    /// copies, or the directory holding those.
+    pub file: String,
+    pub fault: BundleFault,
+}
+
+/// What was wrong with a bundle: each is its own rule of a log (docs/SPEC-log.md).
+#[derive(Debug)]
+pub enum BundleFault {
+    /// The file could not be read: missing, larger than a bundle can be, not a regular file, or
+    /// an I/O error.
+    Read(InDirError),
+    /// Its bytes are not as many length-prefixed entries as its name says; a truncation names
+    /// the entry it cuts.
+    Format(TileError),
+    /// An older partial copy `N.p/W` that is not the first W entries of the bundle.
+    OlderDiffers,
+    /// The directory of older partial copies could not be listed.
+    List(io::Error),
+}
+
+impl fmt::Display for BundleFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BundleFault::Read(e) => e.fmt(f),
+            BundleFault::Format(e) => e.fmt(f),
+            BundleFault::OlderDiffers => {
+                f.write_str("differs from the first entries of the bundle that holds them")
+            }
+            BundleFault::List(e) => e.fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for BundleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file, self.fault)
+    }
+}
+
+impl std::error::Error for BundleError {}
+
+/// One entry bundle as read.
+pub struct Bundle<'b> {
+    pub tile: TileId,
+    pub bytes: &'b [u8],
+    /// Its entries, slices of `bytes`; entry `i` is number `tile.index * 256 + i` of the log.
+    pub entries: Vec<&'b [u8]>,
+}
+
+/// The entry bundles of a log directory, as they stand for a tree of `size` entries: bundle `n`
+/// is whole if the tree has filled it, else the partial bundle of this size.
+#[derive(Debug, Clone, Copy)]
+pub struct BundleReader<'a> {
+    dir: &'a Path,
+    size: u64,
+}
+
+impl<'a> BundleReader<'a> {
+    pub fn new(dir: &'a Path, size: u64) -> Self {
+        BundleReader { dir, size }
+    }
+
+    /// How many bundles the tree has.
+    pub fn count(&self) -> u64 {
+        self.size.div_ceil(WIDTH)
+    }
+
+    fn tile(&self, n: u64) -> TileId {
+        let width = if n < self.size / WIDTH {
+            WIDTH as u16
+        } else {
+            (self.size % WIDTH) as u16
+        };
+        TileId {
+            level: None,
+            index: n,
+            width,
+        }
+    }
+
+    /// Reads bundle `n` into `buf`, a buffer the caller reuses, and splits it into its entries.
+    pub fn read<'b>(&self, n: u64, buf: &'b mut Vec<u8>) -> Result<Bundle<'b>, BundleError> {
+        let tile = self.tile(n);
+        let fault = |fault| BundleError {
+            file: tile.path(),
+            fault,
+        };
+        in_dir::read_into(self.dir, &tile.path(), MAX_BUNDLE, buf)
+            .map_err(|e| fault(BundleFault::Read(e)))?;
+        let entries =
+            tiles::bundle_entries(buf, tile.width).map_err(|e| fault(BundleFault::Format(e)))?;
+        Ok(Bundle {
+            tile,
+            bytes: buf,
+            entries,
+        })
+    }
+
+    /// Holds the older partial copies of a bundle (`N.p/W`, W below its width) to its first W
+    /// entries. Wider ones belong to no tree of this size and are not looked at.
+    pub fn check_older(&self, bundle: &Bundle<'_>) -> Result<(), BundleError> {
+        let older = older_partials(self.dir, &bundle.tile).map_err(|e| BundleError {
+            file: bundle.tile.partials_dir(),
+            fault: BundleFault::List(e),
+        })?;
+        for partial in older {
+            let file = partial.path();
+            let w = usize::from(partial.width);
+            let end: usize = bundle.entries[..w].iter().map(|e| 2 + e.len()).sum();
+            // One byte more than the prefix: a longer copy is refused, not cut to fit.
+            match in_dir::read(self.dir, &file, end as u64 + 1) {
+                Ok(got) if got == bundle.bytes[..end] => {}
+                Ok(_) => {
+                    return Err(BundleError {
+                        file,
+                        fault: BundleFault::OlderDiffers,
+                    })
+                }
+                Err(e) => {
+                    return Err(BundleError {
+                        file,
+                        fault: BundleFault::Read(e),
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads every bundle on `threads` threads, turns each into a `T` with `load` on the thread
+    /// that read it, and hands them to `take` in order; the first error ends the walk. Memory
+    /// holds, per thread, the bundle being read and [`QUEUED`] loaded ones. With no thread to be
+    /// had, every bundle is read on the caller's.
+    pub fn read_in_order<T, E>(
+        &self,
+        threads: u64,
+        load: impl Fn(Bundle<'_>) -> Result<T, E> + Sync,
+        mut take: impl FnMut(T) -> Result<(), E>,
+    ) -> Result<(), E>
+    where
+        T: Send,
+        E: Send + From<BundleError>,
+    {
+        let count = self.count();
+        let threads = threads.max(1);
+        let load = &load;
+        let read = move |n: u64, buf: &mut Vec<u8>| load(self.read(n, buf)?);
+        std::thread::scope(|scope| {
+            let mut inboxes = Vec::new();
+            for first in 0..threads {
+                let (tx, rx) = std::sync::mpsc::sync_channel(QUEUED);
+                let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
+                    let mut buf = Vec::new();
+                    for n in (first..count).step_by(threads as usize) {
+                        let loaded = read(n, &mut buf);
+                        let failed = loaded.is_err();
+                        if tx.send(loaded).is_err() || failed {
+                            break;
+                        }
+                    }
+                });
+                match spawned {
+                    Ok(_) => inboxes.push(rx),
+                    Err(_) => {
+                        inboxes.clear();
+                        break;
+                    }
+                }
+            }
+            let mut buf = Vec::new();
+            for n in 0..count {
+                let loaded = match inboxes.get((n % threads) as usize) {
+                    Some(rx) => rx
+                        .recv()
+                        .expect("a reader sends every bundle until one fails")?,
+                    None => read(n, &mut buf)?,
+                };
+                take(loaded)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Every entry in order, with its index, one bundle read at a time; the first error ends it.
+    pub fn entries(self) -> Entries<'a> {
+        Entries {
+            reader: self,
+            next_bundle: 0,
+            next_index: 0,
+            buf: Vec::new(),
+            pending: Vec::new().into_iter(),
+            failed: false,
+        }
+    }
+}
+
+/// The entries of a log directory: see [`BundleReader::entries`].
+pub struct Entries<'a> {
+    reader: BundleReader<'a>,
+    next_bundle: u64,
+    next_index: u64,
+    buf: Vec<u8>,
+    pending: std::vec::IntoIter<Vec<u8>>,
+    failed: bool,
+}
+
+impl Iterator for Entries<'_> {
+    type Item = Result<(u64, Vec<u8>), BundleError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(entry) = self.pending.next() {
+                let index = self.next_index;
+                self.next_index += 1;
+                return Some(Ok((index, entry)));
+            }
+            if self.failed || self.next_bundle == self.reader.count() {
+                return None;
+            }
+            match self.reader.read(self.next_bundle, &mut self.buf) {
+                Ok(bundle) => {
+                    let entries: Vec<Vec<u8>> = bundle.entries.iter().map(|e| e.to_vec()).collect();
+                    self.pending = entries.into_iter();
+                    self.next_bundle += 1;
+                }
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
+
+/// The older partial versions (`N.p/W`) present beside `tile` and narrower than it, by width.
+/// Only canonical names count: `7`, not `07`.
+pub fn older_partials(dir: &Path, tile: &TileId) -> io::Result<Vec<TileId>> {
+    let read = match std::fs::read_dir(dir.join(tile.partials_dir())) {
+        Ok(r) => r,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for item in read {
+        let name = item?.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with('0') || !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(width) = name.parse::<u16>() {
+            if (1..tile.width).contains(&width) {
+                out.push(TileId { width, ..*tile });
+            }
+        }
+    }
+    out.sort_by_key(|t| t.width);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory with the bundles of a log of `size` entries, entry `i` being `i` in decimal.
+    fn log_of(size: u64) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let reader = BundleReader::new(dir.path(), size);
+        for n in 0..reader.count() {
+            let tile = reader.tile(n);
+            let mut bytes = Vec::new();
+            for i in 0..u64::from(tile.width) {
+                tiles::push_entry(&mut bytes, (n * WIDTH + i).to_string().as_bytes());
+            }
+            put(dir.path(), &tile.path(), &bytes);
+        }
+        dir
+    }
+
+    fn put(dir: &Path, rel: &str, bytes: &[u8]) {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    #[test]
+    fn entries_come_in_order_with_their_index() {
+        let dir = log_of(WIDTH + 2);
+        let read: Vec<(u64, Vec<u8>)> = BundleReader::new(dir.path(), WIDTH + 2)
+            .entries()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(read.len() as u64, WIDTH + 2);
+        for (i, (index, bytes)) in read.iter().enumerate() {
+            assert_eq!(*index, i as u64);
+            assert_eq!(bytes, i.to_string().as_bytes());
+        }
+        assert_eq!(BundleReader::new(dir.path(), 0).entries().count(), 0);
+    }
+
+    #[test]
+    fn a_damaged_bundle_is_named_with_the_entry_it_cuts() {
+        let dir = log_of(3);
+        put(
+            dir.path(),
+            "tile/entries/000.p/3",
+            &[0, 1, b'0', 0, 1, b'1', 0, 5],
+        );
+        let mut entries = BundleReader::new(dir.path(), 3).entries();
+        let e = entries.next().unwrap().unwrap_err();
+        assert_eq!(e.file, "tile/entries/000.p/3");
+        assert!(matches!(
+            e.fault,
+            BundleFault::Format(TileError::TruncatedEntry { entry: 2, .. })
+        ));
+        assert!(entries.next().is_none());
+        let e = BundleReader::new(dir.path(), 4).entries().next().unwrap();
+        assert!(matches!(
+            e.unwrap_err().fault,
+            BundleFault::Read(InDirError::Missing)
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_in_place_of_a_bundle_is_not_followed() {
+        let dir = log_of(2);
+        let other = log_of(2);
+        let bundle = dir.path().join("tile/entries/000.p/2");
+        std::fs::remove_file(&bundle).unwrap();
+        std::os::unix::fs::symlink(other.path().join("tile/entries/000.p/2"), &bundle).unwrap();
+        let e = BundleReader::new(dir.path(), 2).entries().next().unwrap();
+        assert!(matches!(
+            e.unwrap_err().fault,
+            BundleFault::Read(InDirError::NotRegular { .. })
+        ));
+    }
+
+    #[test]
+    fn older_partials_must_be_prefixes() {
+        let dir = log_of(5);
+        let reader = BundleReader::new(dir.path(), 5);
+        let mut buf = Vec::new();
+        let bundle = reader.read(0, &mut buf).unwrap();
+        let prefix = &bundle.bytes[..6];
+        put(dir.path(), "tile/entries/000.p/2", prefix);
+        // Not a canonical name, or wider than this size: not looked at.
+        put(dir.path(), "tile/entries/000.p/03", b"junk");
+        put(dir.path(), "tile/entries/000.p/7", b"junk");
+        reader.check_older(&bundle).unwrap();
+        put(dir.path(), "tile/entries/000.p/1", &prefix[..2]);
+        let e = reader.check_older(&bundle).unwrap_err();
+        assert_eq!(e.file, "tile/entries/000.p/1");
+        assert!(matches!(e.fault, BundleFault::OlderDiffers));
+        let older = older_partials(dir.path(), &bundle.tile).unwrap();
+        let widths: Vec<u16> = older.iter().map(|t| t.width).collect();
+        assert_eq!(widths, [1, 2]);
+    }
+
+    #[test]
+    fn bundles_read_on_threads_arrive_in_order_until_one_fails() {
+        let size = 5 * WIDTH + 3;
+        let dir = log_of(size);
+        let reader = BundleReader::new(dir.path(), size);
+        let mut seen = Vec::new();
+        reader
+            .read_in_order(
+                2,
+                |b| Ok::<_, BundleError>((b.tile.index, b.entries.len())),
+                |got| {
+                    seen.push(got);
+                    Ok(())
+                },
+            )
+            .unwrap();
+        let want: Vec<(u64, usize)> = (0..5).map(|n| (n, 256)).chain([(5, 3)]).collect();
+        assert_eq!(seen, want);
+
+        std::fs::remove_file(dir.path().join("tile/entries/003")).unwrap();
+        let mut seen = Vec::new();
+        let e = reader
+            .read_in_order(
+                2,
+                |b| Ok::<_, BundleError>(b.tile.index),
+                |n| {
+                    seen.push(n);
+                    Ok(())
+                },
+            )
+            .unwrap_err();
+        assert_eq!(e.file, "tile/entries/003");
+        assert_eq!(seen, [0, 1, 2]);
     }
 }

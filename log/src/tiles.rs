@@ -41,6 +41,15 @@ impl TileId {
         p
     }
 
+    /// The directory its partial versions live in, e.g. `tile/0/x001/x234/067.p`.
+    pub fn partials_dir(&self) -> String {
+        let whole = TileId {
+            width: WIDTH as u16,
+            ..*self
+        };
+        format!("{}.p", whole.path())
+    }
+
     pub fn is_partial(&self) -> bool {
         u64::from(self.width) < WIDTH
     }
@@ -219,6 +228,11 @@ mod tests {
         assert_eq!(id(Some(2), 5, 8).path(), "tile/2/005.p/8");
         assert_eq!(id(None, 42, 1).path(), "tile/entries/042.p/1");
         assert_eq!(id(None, 999, 256).path(), "tile/entries/999");
+        assert_eq!(id(None, 42, 1).partials_dir(), "tile/entries/042.p");
+        assert_eq!(
+            id(Some(0), 1234067, 256).partials_dir(),
+            "tile/0/x001/x234/067.p"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use pinlog_log::entry::{Entry, Timestamp};
 use pinlog_log::in_dir;
 use pinlog_log::merkle::CompactRange;
 use pinlog_log::note::{VerifierKey, MAX_NOTE};
-use pinlog_log::tiles::{self, TileId, MAX_ENTRY, WIDTH};
+use pinlog_log::tile_reader::BundleReader;
 use pinlog_log::Hash;
 use pinlog_verifier::checkpoint::Policy;
 use pinlog_verifier::outcome::{Location, Severity};
@@ -130,53 +130,33 @@ pub fn load(config: &LogConfig) -> Result<LogIndex, LogProblem> {
     let size = checkpoint.size;
     let mut range = CompactRange::default();
     let mut servers: BTreeMap<String, History> = BTreeMap::new();
-    let mut bytes = Vec::new();
-    for n in 0..size.div_ceil(WIDTH) {
-        let width = if n < size / WIDTH {
-            WIDTH as u16
-        } else {
-            (size % WIDTH) as u16
+    for read in BundleReader::new(&config.dir, size).entries() {
+        let (index, body) = read.map_err(|_| LogProblem::Moved)?;
+        range.push(Hash::leaf(&body), |_, _, _| {});
+        let entry = Entry::read(&body).map_err(|_| LogProblem::Moved)?;
+        let info = EntryInfo {
+            index,
+            observed_at: entry.observed_at.clone(),
+            labels: labels(entry.labels.iter().map(String::as_str)),
+            surface: entry.surface,
+            blob: entry.blob,
         };
-        let tile = TileId {
-            level: None,
-            index: n,
-            width,
-        };
-        in_dir::read_into(
-            &config.dir,
-            &tile.path(),
-            WIDTH * (2 + MAX_ENTRY as u64),
-            &mut bytes,
-        )
-        .map_err(|_| LogProblem::Moved)?;
-        let entries = tiles::bundle_entries(&bytes, width).map_err(|_| LogProblem::Moved)?;
-        for (i, body) in entries.iter().enumerate() {
-            range.push(Hash::leaf(body), |_, _, _| {});
-            let entry = Entry::read(body).map_err(|_| LogProblem::Moved)?;
-            let info = EntryInfo {
-                index: n * WIDTH + i as u64,
-                observed_at: entry.observed_at.clone(),
-                labels: labels(entry.labels.iter().map(String::as_str)),
-                surface: entry.surface,
-                blob: entry.blob,
-            };
-            match servers.get_mut(entry.server.as_str()) {
-                Some(h) => {
-                    h.entries += 1;
-                    if h.recent.len() == RECENT {
-                        h.recent.pop_front();
-                    }
-                    h.recent.push_back(info);
+        match servers.get_mut(entry.server.as_str()) {
+            Some(h) => {
+                h.entries += 1;
+                if h.recent.len() == RECENT {
+                    h.recent.pop_front();
                 }
-                None => {
-                    let h = History {
-                        id: entry.server.clone(),
-                        entries: 1,
-                        first: info.clone(),
-                        recent: VecDeque::from([info]),
-                    };
-                    servers.insert(entry.server.as_str().to_string(), h);
-                }
+                h.recent.push_back(info);
+            }
+            None => {
+                let h = History {
+                    id: entry.server.clone(),
+                    entries: 1,
+                    first: info.clone(),
+                    recent: VecDeque::from([info]),
+                };
+                servers.insert(entry.server.as_str().to_string(), h);
             }
         }
     }

@@ -17,7 +17,8 @@ use pinlog_log::entry::{Entry, EntryError, SurfaceSummary, Timestamp};
 use pinlog_log::in_dir::{self, InDirError};
 use pinlog_log::merkle::CompactRange;
 use pinlog_log::note::MAX_NOTE;
-use pinlog_log::tiles::{self, TileId, HEIGHT, MAX_ENTRY, WIDTH};
+use pinlog_log::tile_reader::{older_partials, Bundle, BundleError, BundleFault, BundleReader};
+use pinlog_log::tiles::{self, TileId, HEIGHT, WIDTH};
 use pinlog_log::Hash;
 
 use crate::checkpoint::{self, Opened, Policy};
@@ -78,55 +79,25 @@ pub fn verify_log(
     let mut tree = TreeCheck::new(dir, size, pinned.clone());
     let mut rules = (!options.generic).then(|| EntryRules::new(dir));
 
-    let bundles = size.div_ceil(WIDTH);
     let generic = options.generic;
-    let mut consume = |b: Bundle| -> Result<(), VerifyError> {
-        for (i, leaf) in b.leaves.iter().enumerate() {
-            let index = b.n * WIDTH + i as u64;
-            if let (Some(rules), Some(parsed)) = (rules.as_mut(), b.entries.as_ref()) {
-                rules.check(index, &parsed[i])?;
-            }
-            tree.push(*leaf)?;
-        }
-        progress(((b.n + 1) * WIDTH).min(size), size);
-        Ok(())
-    };
-    // Reading, hashing and parsing bundles is the bulk of the work and needs no order: two
-    // threads take alternate bundles, and this one consumes them in order.
-    std::thread::scope(|scope| {
-        let mut inboxes = Vec::new();
-        for w in 0..READERS {
-            let (tx, rx) = std::sync::mpsc::sync_channel(2);
-            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
-                let mut bytes = Vec::new();
-                for n in (w..bundles).step_by(READERS as usize) {
-                    let b = load_bundle(dir, n, size, generic, &mut bytes);
-                    let failed = b.is_err();
-                    if tx.send(b).is_err() || failed {
-                        break;
-                    }
+    // Reading, hashing and parsing bundles is the bulk of the work and needs no order: reader
+    // threads do it, and this one checks the results in order.
+    let bundles = BundleReader::new(dir, size);
+    bundles.read_in_order(
+        READERS,
+        |b| load_bundle(&bundles, generic, b),
+        |b: Loaded| {
+            for (i, leaf) in b.leaves.iter().enumerate() {
+                let index = b.n * WIDTH + i as u64;
+                if let (Some(rules), Some(parsed)) = (rules.as_mut(), b.entries.as_ref()) {
+                    rules.check(index, &parsed[i])?;
                 }
-            });
-            match spawned {
-                Ok(_) => inboxes.push(rx),
-                // No thread to be had: read every bundle on this one.
-                Err(_) => {
-                    inboxes.clear();
-                    break;
-                }
+                tree.push(*leaf)?;
             }
-        }
-        for n in 0..bundles {
-            let b = match inboxes.get((n % READERS) as usize) {
-                Some(rx) => rx
-                    .recv()
-                    .expect("a reader sends every bundle until one fails")?,
-                None => load_bundle(dir, n, size, generic, &mut Vec::new())?,
-            };
-            consume(b)?;
-        }
-        Ok::<_, VerifyError>(())
-    })?;
+            progress(((b.n + 1) * WIDTH).min(size), size);
+            Ok(())
+        },
+    )?;
     tree.finish(&opened)?;
     progress(size, size);
 
@@ -149,47 +120,24 @@ pub fn verify_log(
 /// Threads reading bundles.
 const READERS: u64 = 2;
 
-/// One entry bundle, read, hashed and (unless generic) parsed.
-struct Bundle {
+/// One entry bundle, hashed and (unless generic) parsed.
+struct Loaded {
     n: u64,
     leaves: Vec<Hash>,
     entries: Option<Vec<Result<Entry, EntryError>>>,
 }
 
-/// Reads bundle `n` of a log of `size` entries and checks its format and older partial copies.
+/// Checks a bundle's older partial copies, then hashes and parses its entries.
 fn load_bundle(
-    dir: &Path,
-    n: u64,
-    size: u64,
+    bundles: &BundleReader<'_>,
     generic: bool,
-    bytes: &mut Vec<u8>,
-) -> Result<Bundle, VerifyError> {
-    let whole = size / WIDTH;
-    let width = if n < whole {
-        WIDTH as u16
-    } else {
-        (size % WIDTH) as u16
-    };
-    let tile = TileId {
-        level: None,
-        index: n,
-        width,
-    };
-    let path = tile.path();
-    read_file_into(
-        dir,
-        &path,
-        WIDTH * (2 + MAX_ENTRY as u64),
-        file(&path),
-        bytes,
-    )?;
-    let entries = tiles::bundle_entries(bytes, width)
-        .map_err(|e| VerifyError::bad(file(&path), "bundle-format", e.to_string()))?;
-    check_stale_bundles(dir, &tile, bytes, &entries)?;
-    Ok(Bundle {
-        n,
-        leaves: entries.iter().map(|e| Hash::leaf(e)).collect(),
-        entries: (!generic).then(|| entries.iter().map(|e| Entry::read(e)).collect()),
+    bundle: Bundle<'_>,
+) -> Result<Loaded, VerifyError> {
+    bundles.check_older(&bundle)?;
+    Ok(Loaded {
+        n: bundle.tile.index,
+        leaves: bundle.entries.iter().map(|e| Hash::leaf(e)).collect(),
+        entries: (!generic).then(|| bundle.entries.iter().map(|e| Entry::read(e)).collect()),
     })
 }
 
@@ -197,30 +145,36 @@ fn file(path: &str) -> Location {
     Location::File(path.to_string())
 }
 
-/// Reads `dir/rel`, at most `max` bytes. A missing file is proof of a bad log at `at`; any
-/// other failure (a link or a FIFO in place of the file included) is an unreadable input.
-fn read_file(dir: &Path, rel: &str, max: u64, at: Location) -> Result<Vec<u8>, VerifyError> {
-    let mut buf = Vec::new();
-    read_file_into(dir, rel, max, at, &mut buf)?;
-    Ok(buf)
+impl From<BundleError> for VerifyError {
+    fn from(e: BundleError) -> Self {
+        let at = file(&e.file);
+        match e.fault {
+            BundleFault::Read(fault) => read_error(&e.file, at, fault),
+            BundleFault::Format(fault) => VerifyError::bad(at, "bundle-format", fault.to_string()),
+            fault @ BundleFault::OlderDiffers => {
+                VerifyError::bad(at, "bundle-mismatch", fault.to_string())
+            }
+            BundleFault::List(fault) => VerifyError::unreadable(at, fault.to_string()),
+        }
+    }
 }
 
-/// [`read_file`] into a buffer the caller reuses.
-fn read_file_into(
-    dir: &Path,
-    rel: &str,
-    max: u64,
-    at: Location,
-    buf: &mut Vec<u8>,
-) -> Result<(), VerifyError> {
-    in_dir::read_into(dir, rel, max, buf).map_err(|e| match e {
+/// Reads `dir/rel`, at most `max` bytes.
+fn read_file(dir: &Path, rel: &str, max: u64, at: Location) -> Result<Vec<u8>, VerifyError> {
+    in_dir::read(dir, rel, max).map_err(|e| read_error(rel, at, e))
+}
+
+/// A missing file is proof of a bad log at `at`, and so is one too large for its kind; any
+/// other failure (a link or a FIFO in place of the file included) is an unreadable input.
+fn read_error(rel: &str, at: Location, e: InDirError) -> VerifyError {
+    match e {
         InDirError::Missing => {
             VerifyError::bad(at, "missing", format!("{rel} is not in the directory"))
         }
         InDirError::TooLarge { .. } => VerifyError::bad(at, "too-large", format!("{rel} is {e}")),
         InDirError::NotRegular { .. } => VerifyError::unreadable(at, e.to_string()),
         InDirError::Io(_) => VerifyError::unreadable(at, format!("cannot read {rel}: {e}")),
-    })
+    }
 }
 
 /// The checkpoint verified last time: (size, root, note text). A state whose checkpoint is larger
@@ -283,60 +237,6 @@ fn load_state(
         ));
     }
     Ok(Some((old.size, old.root, before.note_text)))
-}
-
-/// A full bundle, or the checkpoint's partial one, may sit beside older partial versions of
-/// itself (`N.p/W`); each must be exactly its first W entries. Wider partials than this
-/// checkpoint's belong to no signed size and are not looked at.
-fn check_stale_bundles(
-    dir: &Path,
-    tile: &TileId,
-    bytes: &[u8],
-    entries: &[&[u8]],
-) -> Result<(), VerifyError> {
-    for (w, rel) in stale_partials(dir, tile)? {
-        if w >= usize::from(tile.width) {
-            continue;
-        }
-        let end: usize = entries[..w].iter().map(|e| 2 + e.len()).sum();
-        let got = read_file(dir, &rel, end as u64 + 1, file(&rel))?;
-        if got != bytes[..end] {
-            return Err(VerifyError::bad(
-                file(&rel),
-                "bundle-mismatch",
-                "differs from the first entries of the bundle that holds them",
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The partial versions `N.p/W` present beside a tile: (W, path).
-fn stale_partials(dir: &Path, tile: &TileId) -> Result<Vec<(usize, String)>, VerifyError> {
-    let whole = TileId {
-        width: WIDTH as u16,
-        ..*tile
-    };
-    let rel = format!("{}.p", whole.path());
-    let read = match std::fs::read_dir(dir.join(&rel)) {
-        Ok(r) => r,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(VerifyError::unreadable(file(&rel), e.to_string())),
-    };
-    let mut out = Vec::new();
-    for item in read {
-        let item = item.map_err(|e| VerifyError::unreadable(file(&rel), e.to_string()))?;
-        let name = item.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let canonical = !name.starts_with('0') && name.bytes().all(|b| b.is_ascii_digit());
-        if let Some(w) = canonical.then(|| name.parse::<usize>().ok()).flatten() {
-            if (1..WIDTH as usize).contains(&w) {
-                out.push((w, format!("{rel}/{name}")));
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
 }
 
 /// The tree built from the entries, checked tile by tile against the directory.
@@ -413,10 +313,12 @@ impl<'a> TreeCheck<'a> {
         if got != want {
             return Err(tile_mismatch(&rel, &got, &want));
         }
-        for (w, rel) in stale_partials(self.dir, tile)? {
-            if w >= usize::from(tile.width) {
-                continue;
-            }
+        // Older partial versions of the tile (`N.p/W`) must be its first W hashes.
+        let older = older_partials(self.dir, tile)
+            .map_err(|e| VerifyError::unreadable(file(&tile.partials_dir()), e.to_string()))?;
+        for partial in older {
+            let rel = partial.path();
+            let w = usize::from(partial.width);
             let got = read_file(self.dir, &rel, WIDTH * 32 + 1, file(&rel))?;
             if got != want[..w * 32] {
                 return Err(tile_mismatch(&rel, &got, &want[..w * 32]));
