@@ -142,6 +142,29 @@ impl VerifierKey {
         self.id
     }
 
+    /// The key type byte: [`ALG_ED25519`] or [`ALG_COSIGNATURE_V1`].
+    pub fn alg(&self) -> u8 {
+        self.alg
+    }
+
+    /// The Ed25519 public key.
+    pub fn public(&self) -> &[u8; 32] {
+        self.key.as_bytes()
+    }
+
+    /// The key named `name` of type `alg` with this public key (its key ID computed).
+    pub fn from_public(name: &str, alg: u8, public: &[u8; 32]) -> Result<VerifierKey, NoteError> {
+        check_name(name)?;
+        let key = VerifyingKey::from_bytes(public)
+            .map_err(|_| NoteError::BadKey("not a valid Ed25519 public key"))?;
+        Ok(VerifierKey {
+            name: name.to_string(),
+            id: key_id(name, alg, public),
+            alg,
+            key,
+        })
+    }
+
     /// True for a witness key, whose signatures are tlog-cosignature/v1 cosignatures.
     pub fn is_cosignature(&self) -> bool {
         self.alg == ALG_COSIGNATURE_V1

@@ -5,11 +5,14 @@
 //! tile it needs. Before signing, the new tree is checked to extend both the last checkpoint the
 //! store signed and the one the directory serves, so the log never signs a fork of itself.
 
-use pinlog_core::exit::Failure;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pinlog_core::exit::Failure;
 
 use crate::checkpoint::Checkpoint;
+use crate::cosignature::cosigned_by;
 use crate::hash::Hash;
 use crate::in_dir::{self, InDirError};
 use crate::merkle::{self, CompactRange};
@@ -18,6 +21,8 @@ use crate::proof::Receipt;
 use crate::store::{SignedCheckpoint, Store, StoreError};
 use crate::tile_reader::{TileReadError, TileReader};
 use crate::tiles::{self, TileId, HEIGHT, WIDTH};
+use crate::witness::{self, Asked, Refusal, Transport};
+use crate::witness_policy::WitnessPolicy;
 use pinlog_core::files::{sync_dir, sync_filesystem, write_atomic, write_atomic_unsynced};
 
 /// Why publishing or proving stopped.
@@ -40,6 +45,48 @@ pub enum PublishError {
     Tile(TileReadError),
     /// No receipt can be made: the index is outside the log, or the directory is not a log.
     CannotProve(String),
+    /// The witnesses' quorum was not met: nothing new was served.
+    Unwitnessed(Unwitnessed),
+}
+
+/// What the witnesses did with a checkpoint whose quorum was not met.
+#[derive(Debug)]
+pub struct Unwitnessed {
+    pub size: u64,
+    /// The quorum, in words.
+    pub quorum: String,
+    /// Each witness's name, and what it did.
+    pub witnesses: Vec<(String, Result<(), Refusal>)>,
+}
+
+impl Unwitnessed {
+    /// True when a witness said this checkpoint is inconsistent with one it cosigned: a fork.
+    pub fn fork_seen(&self) -> bool {
+        self.witnesses.iter().any(|(_, r)| {
+            matches!(
+                r,
+                Err(Refusal::Inconsistent(_) | Refusal::Conflict { .. } | Refusal::Ahead { .. })
+            )
+        })
+    }
+}
+
+impl fmt::Display for Unwitnessed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "witness-quorum: the checkpoint of size {} was not cosigned by the quorum {}; \
+             the directory keeps serving the checkpoint it had. The witnesses:",
+            self.size, self.quorum
+        )?;
+        for (name, r) in &self.witnesses {
+            match r {
+                Ok(()) => write!(f, " [{name}: cosigned]")?,
+                Err(e) => write!(f, " [{name}: {e}]")?,
+            }
+        }
+        Ok(())
+    }
 }
 
 impl From<PublishError> for Failure {
@@ -47,6 +94,8 @@ impl From<PublishError> for Failure {
         match e {
             // The store and the directory disagree about what was signed: proven, not unreadable.
             PublishError::Refused(m) => Failure::bad(m),
+            // A witness holds a checkpoint this one does not extend: a fork, proven.
+            PublishError::Unwitnessed(u) if u.fork_seen() => Failure::bad(u.to_string()),
             other => Failure::unreadable(other.to_string()),
         }
     }
@@ -61,6 +110,7 @@ impl fmt::Display for PublishError {
             PublishError::Refused(why) => f.write_str(why),
             PublishError::Tile(e) => write!(f, "tile: {e}"),
             PublishError::CannotProve(why) => f.write_str(why),
+            PublishError::Unwitnessed(u) => u.fmt(f),
         }
     }
 }
@@ -88,6 +138,16 @@ pub struct Published {
     pub signed: bool,
     /// Files written, the checkpoint included.
     pub written: u64,
+    /// The witnesses whose cosignatures the served checkpoint carries, when a policy was given.
+    pub cosigned_by: Vec<String>,
+}
+
+/// The witnesses to ask before a checkpoint is served (`--witness-policy`).
+pub struct Witnessing<'a> {
+    pub policy: &'a WitnessPolicy,
+    pub transport: &'a dyn Transport,
+    /// How long all the witnesses together may take.
+    pub timeout: Duration,
 }
 
 /// The checkpoint file of a log directory.
@@ -133,6 +193,18 @@ pub fn publish(
     store: &mut Store,
     key: &SignerKey,
     out: &Path,
+    progress: impl FnMut(u64, u64),
+) -> Result<Published, PublishError> {
+    publish_witnessed(store, key, out, None, progress)
+}
+
+/// [`publish`], and with `witnessing`, the checkpoint is served only once the policy's quorum of
+/// witnesses cosigned it, with their cosignatures.
+pub fn publish_witnessed(
+    store: &mut Store,
+    key: &SignerKey,
+    out: &Path,
+    witnessing: Option<&Witnessing<'_>>,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<Published, PublishError> {
     let origin = store.origin()?;
@@ -141,6 +213,16 @@ pub fn publish(
             "the key is named {:?} but the log's origin is {origin:?}; sign with the log's own key",
             key.name()
         )));
+    }
+    if let Some(w) = witnessing {
+        let logs = &w.policy.logs;
+        if !logs.is_empty() && !logs.iter().any(|l| l.key.is(&key.verifier())) {
+            return Err(PublishError::Refused(
+                "the witness policy names other logs, not this one; give this log's key on its \
+                 `log` line"
+                    .into(),
+            ));
+        }
     }
     std::fs::create_dir_all(out).map_err(io_err(out))?;
     // One publisher at a time per store: a second one waits here.
@@ -272,24 +354,59 @@ pub fn publish(
         }
     };
     // Another publisher (of another store) may have served a checkpoint meanwhile: it is never
-    // replaced by one it was not checked against.
-    let now_served = served_checkpoint(out, key)?.map(|(c, _)| c);
-    if now_served != served.as_ref().map(|(c, _)| c.clone()) {
-        return Err(PublishError::Refused(format!(
-            "{} changed while publishing; publish again",
-            out.join(CHECKPOINT).display()
-        )));
-    }
+    // replaced by one it was not checked against. Checked again after the witnesses answered.
+    let was_served = served.as_ref().map(|(c, _)| c.clone());
+    let unchanged = || -> Result<(), PublishError> {
+        if served_checkpoint(out, key)?.map(|(c, _)| c) != was_served {
+            return Err(PublishError::Refused(format!(
+                "{} changed while publishing; publish again",
+                out.join(CHECKPOINT).display()
+            )));
+        }
+        Ok(())
+    };
+    unchanged()?;
     // A served checkpoint for this very tree stays: it may carry witness cosignatures since.
-    let served_body = served.map(|(c, _)| c.to_text());
+    let served_note = served.map(|(c, text)| (c.to_text(), text));
     let body = Checkpoint {
         origin,
         size,
         root,
         extensions: Vec::new(),
-    }
-    .to_text();
-    if served_body.as_deref() != Some(body.as_str()) {
+    };
+    let same_tree = served_note
+        .as_ref()
+        .filter(|(text, _)| *text == body.to_text())
+        .map(|(_, note)| note.as_str());
+    let (to_serve, cosigned) = match witnessing {
+        None => (same_tree.is_none().then_some(note), Vec::new()),
+        Some(w) => match same_tree.map(|served| quorum_in(w.policy, served)) {
+            Some(Some(names)) => (None, names),
+            _ => {
+                let asked = ask_witnesses(store, w, &note, &body, out)?;
+                let names = cosigners(w.policy, &asked);
+                if !asked.quorum_met() {
+                    return Err(PublishError::Unwitnessed(Unwitnessed {
+                        size,
+                        quorum: w.policy.describe(),
+                        witnesses: w
+                            .policy
+                            .witnesses
+                            .iter()
+                            .zip(asked.results)
+                            .map(|(w, r)| (w.name.clone(), r.map(|_| ())))
+                            .collect(),
+                    }));
+                }
+                let signed = Note::parse(note.as_bytes()).expect("the log's own note");
+                (Some(asked.cosigned(&signed).to_text()), names)
+            }
+        },
+    };
+    if let Some(note) = to_serve {
+        if witnessing.is_some() {
+            unchanged()?;
+        }
         let path = out.join(CHECKPOINT);
         write_atomic(&path, note.as_bytes()).map_err(io_err(&path))?;
         sync_dir(out).map_err(io_err(out))?;
@@ -300,7 +417,79 @@ pub fn publish(
         root,
         signed,
         written: writer.written,
+        cosigned_by: cosigned,
     })
+}
+
+/// The names of the policy's witnesses that cosigned `served` (a signed note), if they meet
+/// its quorum.
+fn quorum_in(policy: &WitnessPolicy, served: &str) -> Option<Vec<String>> {
+    let note = Note::parse(served.as_bytes()).ok()?;
+    let keys: Vec<_> = policy.witnesses.iter().map(|w| w.key.clone()).collect();
+    let by: Vec<bool> = cosigned_by(&note, &keys)
+        .ok()?
+        .iter()
+        .map(Option::is_some)
+        .collect();
+    policy.is_met(&by).then(|| {
+        policy
+            .witnesses
+            .iter()
+            .zip(&by)
+            .filter(|(_, &b)| b)
+            .map(|(w, _)| w.name.clone())
+            .collect()
+    })
+}
+
+fn cosigners(policy: &WitnessPolicy, asked: &Asked) -> Vec<String> {
+    policy
+        .witnesses
+        .iter()
+        .zip(&asked.results)
+        .filter(|(_, r)| r.is_ok())
+        .map(|(w, _)| w.name.clone())
+        .collect()
+}
+
+/// Asks the policy's witnesses to cosign `note`, proving consistency from the tiles just written
+/// to `out`, and records the size each one cosigned.
+fn ask_witnesses(
+    store: &mut Store,
+    w: &Witnessing<'_>,
+    note: &str,
+    body: &Checkpoint,
+    out: &Path,
+) -> Result<Asked, PublishError> {
+    let keys: Vec<[u8; 32]> = w.policy.witnesses.iter().map(|w| *w.key.public()).collect();
+    let known = store.witness_sizes(&keys)?;
+    let signed = Note::parse(note.as_bytes())
+        .map_err(|e| PublishError::Refused(format!("the log's own checkpoint: {e}")))?;
+    let size = body.size;
+    let proof = |old: u64| -> Result<Vec<Hash>, String> {
+        let mut reader = TileReader::new(out, size);
+        match merkle::consistency_proof(&mut reader, old, size) {
+            Ok(Ok(p)) => Ok(p),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    let deadline = Instant::now() + w.timeout;
+    let asked = witness::ask_all(
+        w.policy,
+        w.transport,
+        &signed,
+        body,
+        &known,
+        &proof,
+        deadline,
+    );
+    for (key, r) in keys.iter().zip(&asked.results) {
+        if r.is_ok() {
+            store.record_witness(key, size)?;
+        }
+    }
+    Ok(asked)
 }
 
 /// Collects hashes into tiles level by level and writes each tile when it is complete.

@@ -459,6 +459,40 @@ impl Store {
         .transpose()
     }
 
+    /// The size each of the witnesses with these public keys last cosigned for this log, as far
+    /// as this store knows (0 for none).
+    pub fn witness_sizes(&self, keys: &[[u8; 32]]) -> Result<Vec<u64>, StoreError> {
+        self.witnesses_table()?;
+        let mut query = self
+            .conn
+            .prepare("SELECT size FROM witnesses WHERE key = ?1")?;
+        keys.iter()
+            .map(|k| {
+                let size: Option<i64> = query.query_row([hex(k)], |r| r.get(0)).optional()?;
+                Ok(size.map_or(0, |s| s as u64))
+            })
+            .collect()
+    }
+
+    /// Records that the witness with this public key cosigned the tree of `size`.
+    pub fn record_witness(&mut self, key: &[u8; 32], size: u64) -> Result<(), StoreError> {
+        self.witnesses_table()?;
+        self.conn.execute(
+            "INSERT INTO witnesses (key, size) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET size = excluded.size",
+            params![hex(key), size as i64],
+        )?;
+        Ok(())
+    }
+
+    /// The witness state, a table that stores made before witnessing lack.
+    fn witnesses_table(&self) -> Result<(), StoreError> {
+        self.conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS witnesses (key TEXT PRIMARY KEY, size INTEGER NOT NULL)",
+        )?;
+        Ok(())
+    }
+
     /// Records a checkpoint as signed. A second, different checkpoint at a size already signed
     /// is refused by the table's key.
     pub fn record_checkpoint(&mut self, c: &SignedCheckpoint) -> Result<(), StoreError> {
@@ -610,4 +644,9 @@ impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
         Failure::unreadable(e.to_string())
     }
+}
+
+/// A public key as the witness table keys it: lower-case hex.
+fn hex(key: &[u8; 32]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
 }

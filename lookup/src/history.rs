@@ -115,6 +115,7 @@ pub fn load(config: &LogConfig) -> Result<LogIndex, LogProblem> {
             log_keys: config.keys.clone(),
             witnesses: Vec::new(),
             quorum: 0,
+            witness_policy: None,
         },
         state: None,
         generic: false,

@@ -20,10 +20,11 @@ use pinlog_crawler::run::{self, Crawl, Observer, Reported, Summary, Verdict};
 use pinlog_crawler::sandbox::{self, Isolation};
 use pinlog_crawler::schedule::When;
 use pinlog_log::keyfile;
-use pinlog_log::publish;
 use pinlog_log::store::Store;
+use pinlog_log::witness_policy::WitnessPolicy;
 use pinlog_mcp::guard::NetGuard;
 
+use crate::cli::log::{cosigned_note, publish_to, WitnessArgs};
 use crate::cli::look::LookArgs;
 use crate::io;
 
@@ -57,6 +58,8 @@ pub struct CrawlArgs {
     /// verifier key is written beside it as KEYFILE.vkey
     #[arg(long, value_name = "KEYFILE", requires = "publish")]
     pub key: Option<PathBuf>,
+    #[command(flatten)]
+    pub witnesses: WitnessArgs,
     /// Run as a daemon on this cron schedule (UTC; 5 fields: minute hour day month weekday, with
     /// weekdays 1-7 from Sunday or by name)
     #[arg(long, value_name = "CRON")]
@@ -159,6 +162,12 @@ pub struct SandboxExecArgs {
 }
 
 pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
+    if args.witnesses.witness_policy.is_some() && args.publish.is_none() {
+        return Err(Failure::usage(
+            "--witness-policy applies to --publish; give the directory to publish to",
+        ));
+    }
+    let policy = args.witnesses.policy()?;
     let when = args
         .schedule
         .as_deref()
@@ -270,14 +279,14 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
         },
     };
     let outcome = match when {
-        None => once(&crawl, &args),
+        None => once(&crawl, &args, policy.as_ref()),
         Some(when) => loop {
             let Some(wait) = when.until_next() else {
                 break Ok(Exit::Ok);
             };
             eprintln!("next run in {} s", wait.as_secs());
             std::thread::sleep(wait);
-            if let Err(f) = once(&crawl, &args) {
+            if let Err(f) = once(&crawl, &args, policy.as_ref()) {
                 // A daemon reports a failed run and waits for the next one.
                 eprintln!("error: {}", f.message);
             }
@@ -287,7 +296,7 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
     outcome
 }
 
-fn once(crawl: &Crawl, args: &CrawlArgs) -> Result<Exit, Failure> {
+fn once(crawl: &Crawl, args: &CrawlArgs, policy: Option<&WitnessPolicy>) -> Result<Exit, Failure> {
     // Each run starts with empty installer caches: nothing one run's packages left there is
     // served to the next, and a daemon's scratch space does not grow.
     let home = &crawl.looker.installers.home;
@@ -300,12 +309,18 @@ fn once(crawl: &Crawl, args: &CrawlArgs) -> Result<Exit, Failure> {
     observer.finish();
     print_summary(&summary);
     if let (Some(dir), Some(key)) = (&args.publish, &args.key) {
-        publish_to(&args.db, key, dir)?;
+        publish_run(&args.db, key, dir, policy, args.witnesses.witness_timeout)?;
     }
     Ok(Exit::Ok)
 }
 
-fn publish_to(db: &Path, key_path: &Path, dir: &Path) -> Result<(), Failure> {
+fn publish_run(
+    db: &Path,
+    key_path: &Path,
+    dir: &Path,
+    policy: Option<&WitnessPolicy>,
+    timeout: Duration,
+) -> Result<(), Failure> {
     let mut store = Store::open(db)?;
     let origin = store.origin()?;
     let (key, created) = keyfile::load_or_create(key_path, &origin)?;
@@ -318,9 +333,9 @@ fn publish_to(db: &Path, key_path: &Path, dir: &Path) -> Result<(), Failure> {
         );
     }
     io::write_atomic(&vkey_path, format!("{vkey}\n").as_bytes())?;
-    let p = publish::publish(&mut store, &key, dir, |_, _| {})?;
+    let p = publish_to(&mut store, &key, dir, policy, timeout, |_, _| {})?;
     println!(
-        "published {} entries to {}, root {}{}; verifier key in {}",
+        "published {} entries to {}, root {}{}{}; verifier key in {}",
         p.size,
         dir.display(),
         p.root,
@@ -329,6 +344,7 @@ fn publish_to(db: &Path, key_path: &Path, dir: &Path) -> Result<(), Failure> {
         } else {
             ""
         },
+        cosigned_note(&p),
         vkey_path.display()
     );
     Ok(())

@@ -1,17 +1,21 @@
 //! `pinlog log …`: the operator's commands over the log store.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::files::read_bounded;
 use pinlog_core::render;
+use pinlog_log::http::Http;
 use pinlog_log::keyfile;
-use pinlog_log::publish;
+use pinlog_log::note::SignerKey;
+use pinlog_log::publish::{self, Published, Witnessing};
 use pinlog_log::store::Store;
 use pinlog_log::tiles::MAX_ENTRY;
+use pinlog_log::witness_policy::WitnessPolicy;
 
 use crate::io;
 
@@ -26,7 +30,10 @@ pub enum LogCommand {
     /// Write the log as C2SP tlog-tiles to a directory and sign a checkpoint for it
     ///
     /// Tiles, bundles and blobs are written first and the checkpoint last, each whole or not at
-    /// all. Refuses (exit 1) to sign a tree that does not extend the last checkpoint signed.
+    /// all. Refuses (exit 1) to sign a tree that does not extend the last checkpoint signed. With
+    /// --witness-policy, the checkpoint is served only once the policy's quorum of witnesses
+    /// cosigned it; otherwise the directory keeps its checkpoint and the command says which
+    /// witnesses failed and why (exit 1 when one saw a fork, 4 otherwise).
     Publish(PublishArgs),
     /// Print the c2sp.org/tlog-proof@v1 inclusion receipt of one entry of a published log
     Prove(ProveArgs),
@@ -69,6 +76,63 @@ pub struct PublishArgs {
     /// The directory to publish to
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub witnesses: WitnessArgs,
+}
+
+/// The witnesses a publish asks, for `log publish` and `crawl --publish`.
+#[derive(Args)]
+pub struct WitnessArgs {
+    /// Serve a new checkpoint only once the quorum of this witness policy cosigned it (C2SP
+    /// tlog-policy lines `log`, `witness NAME KEY URL`, `group`, `quorum`; docs/WITNESSING.md)
+    #[arg(long, value_name = "FILE")]
+    pub witness_policy: Option<PathBuf>,
+    /// How long the witnesses may take to answer, all together
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub witness_timeout: Duration,
+}
+
+impl WitnessArgs {
+    /// The policy, read now so that a bad one stops a command before its work.
+    pub fn policy(&self) -> Result<Option<WitnessPolicy>, Failure> {
+        self.witness_policy
+            .as_deref()
+            .map(WitnessPolicy::load)
+            .transpose()
+    }
+}
+
+/// Publishes `store` to `out`, asking the witnesses of `policy` first if there is one.
+pub fn publish_to(
+    store: &mut Store,
+    key: &SignerKey,
+    out: &Path,
+    policy: Option<&WitnessPolicy>,
+    timeout: Duration,
+    progress: impl FnMut(u64, u64),
+) -> Result<Published, Failure> {
+    let http = Http::default();
+    let witnessing = policy.map(|policy| Witnessing {
+        policy,
+        transport: &http,
+        timeout,
+    });
+    Ok(publish::publish_witnessed(
+        store,
+        key,
+        out,
+        witnessing.as_ref(),
+        progress,
+    )?)
+}
+
+/// `; cosigned by a, b` for a checkpoint that carries witness cosignatures.
+pub fn cosigned_note(p: &Published) -> String {
+    if p.cosigned_by.is_empty() {
+        return String::new();
+    }
+    let names: Vec<_> = p.cosigned_by.iter().map(|n| render::safe(n)).collect();
+    format!("; cosigned by {}", names.join(", "))
 }
 
 #[derive(Args)]
@@ -129,6 +193,7 @@ pub fn append(args: AppendArgs) -> Result<Exit, Failure> {
 }
 
 pub fn publish(args: PublishArgs) -> Result<Exit, Failure> {
+    let policy = args.witnesses.policy()?;
     let mut store = Store::open(&args.db)?;
     let key = keyfile::load(&args.key)?;
     let bar = if std::io::stderr().is_terminal() {
@@ -141,10 +206,17 @@ pub fn publish(args: PublishArgs) -> Result<Exit, Failure> {
     } else {
         ProgressBar::hidden()
     };
-    let outcome = publish::publish(&mut store, &key, &args.out, |done, total| {
-        bar.set_length(total);
-        bar.set_position(done);
-    });
+    let outcome = publish_to(
+        &mut store,
+        &key,
+        &args.out,
+        policy.as_ref(),
+        args.witnesses.witness_timeout,
+        |done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+        },
+    );
     bar.finish_and_clear();
     let p = outcome?;
     let what = if p.signed {
@@ -153,11 +225,12 @@ pub fn publish(args: PublishArgs) -> Result<Exit, Failure> {
         "nothing new to sign"
     };
     println!(
-        "published {}: {} entries, root {}; {what}; {} files written",
+        "published {}: {} entries, root {}; {what}; {} files written{}",
         render::safe(key.name()),
         p.size,
         p.root,
-        p.written
+        p.written,
+        cosigned_note(&p)
     );
     Ok(Exit::Ok)
 }

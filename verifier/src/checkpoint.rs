@@ -1,8 +1,9 @@
 //! Opening a checkpoint against what the verifier pinned: the log's key, and a witness policy.
 
 use pinlog_log::checkpoint::Checkpoint;
-use pinlog_log::cosignature::{verify_cosignatures, Cosigned};
+use pinlog_log::cosignature::{cosigned_by, verify_cosignatures, Cosigned};
 use pinlog_log::note::{Note, NoteError, VerifierKey};
+use pinlog_log::witness_policy::WitnessPolicy;
 
 use crate::outcome::{Location, VerifyError};
 
@@ -16,6 +17,8 @@ pub struct Policy {
     pub witnesses: Vec<VerifierKey>,
     /// How many distinct witnesses must have cosigned.
     pub quorum: usize,
+    /// A witness policy file's witnesses and quorum, which must be met too.
+    pub witness_policy: Option<WitnessPolicy>,
 }
 
 /// A checkpoint that passed the policy.
@@ -66,6 +69,34 @@ pub fn open(bytes: &[u8], policy: &Policy, at: Location) -> Result<Opened, Verif
                 policy.quorum
             ),
         ));
+    }
+    if let Some(wp) = &policy.witness_policy {
+        let keys: Vec<_> = wp.witnesses.iter().map(|w| w.key.clone()).collect();
+        let by = cosigned_by(&note, &keys)
+            .map_err(|e| VerifyError::bad(at.clone(), "cosignature", e.to_string()))?;
+        let by: Vec<bool> = by.iter().map(Option::is_some).collect();
+        if !wp.is_met(&by) {
+            let names: Vec<&str> = wp
+                .witnesses
+                .iter()
+                .zip(&by)
+                .filter(|(_, &b)| b)
+                .map(|(w, _)| w.name.as_str())
+                .collect();
+            return Err(VerifyError::bad(
+                at,
+                "witness-quorum",
+                format!(
+                    "the witness policy's quorum {} is not met; cosigned by {}",
+                    wp.describe(),
+                    if names.is_empty() {
+                        "none of its witnesses".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            ));
+        }
     }
     Ok(Opened {
         checkpoint,

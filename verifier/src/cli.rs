@@ -25,6 +25,11 @@ pub struct VerifyLogArgs {
     /// How many of the witnesses must have cosigned [default: all of them]
     #[arg(long, value_name = "K")]
     pub quorum: Option<usize>,
+    /// A witness policy file (C2SP tlog-policy: `log`, `witness NAME KEY [URL]`, `group`,
+    /// `quorum` lines; docs/WITNESSING.md) whose quorum the checkpoint's cosignatures must meet;
+    /// its `log` vkeys stand for --vkey when none is given
+    #[arg(long, value_name = "FILE")]
+    pub witness_policy: Option<PathBuf>,
     /// Remember the verified checkpoint in FILE, and prove the log consistent with the one
     /// remembered there (a rollback or a fork fails)
     #[arg(long, value_name = "FILE", conflicts_with = "proof")]
@@ -48,6 +53,7 @@ impl VerifyLogArgs {
             vkey_file: self.vkey_file.clone(),
             witness: self.witness.clone(),
             quorum: self.quorum,
+            witness_policy: self.witness_policy.clone(),
             state: self.state.clone(),
             generic: self.generic,
             proof: self.proof.clone(),

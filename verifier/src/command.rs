@@ -10,6 +10,7 @@ use pinlog_core::files::read_bounded;
 use pinlog_core::render;
 use pinlog_log::keyfile::pinned_keys;
 use pinlog_log::note::VerifierKey;
+use pinlog_log::witness_policy::{LogKey, WitnessPolicy};
 
 use crate::checkpoint::Policy;
 use crate::verify_log::{verify_log, Options};
@@ -28,6 +29,8 @@ pub struct VerifyLogOptions {
     pub witness: Vec<String>,
     /// How many witnesses must have cosigned; all of them for none.
     pub quorum: Option<usize>,
+    /// A witness policy file (C2SP tlog-policy) whose quorum must be met.
+    pub witness_policy: Option<PathBuf>,
     /// Where the last verified checkpoint is remembered.
     pub state: Option<PathBuf>,
     /// Check only the tlog-tiles layers.
@@ -119,14 +122,39 @@ fn report(e: &crate::VerifyError, what: &str) -> Result<Exit, Failure> {
 
 /// The keys and the quorum the arguments pin.
 fn policy(args: &VerifyLogOptions) -> Result<Policy, Failure> {
-    let log_keys: Vec<VerifierKey> = pinned_keys("--vkey", &args.vkey, &args.vkey_file)?
+    let witness_policy = args
+        .witness_policy
+        .as_deref()
+        .map(WitnessPolicy::load)
+        .transpose()?;
+    let mut log_keys: Vec<VerifierKey> = pinned_keys("--vkey", &args.vkey, &args.vkey_file)?
         .into_iter()
         .map(|p| p.key)
         .collect();
+    if let Some(wp) = &witness_policy {
+        if log_keys.is_empty() {
+            // The policy file is pinned as a whole: its `log` vkeys name the log and its key.
+            log_keys = wp
+                .logs
+                .iter()
+                .filter_map(|l| match &l.key {
+                    LogKey::Vkey(k) => Some(k.clone()),
+                    LogKey::Bare(_) => None,
+                })
+                .collect();
+        } else if !wp.logs.is_empty()
+            && !log_keys.iter().any(|k| wp.logs.iter().any(|l| l.key.is(k)))
+        {
+            return Err(Failure::usage(
+                "the witness policy's `log` lines name other keys than the log's given with \
+                 --vkey or --vkey-file",
+            ));
+        }
+    }
     if log_keys.is_empty() {
         return Err(Failure::usage(
-            "give the log's public key with --vkey or --vkey-file (docs/VERIFYING.md says where \
-             to get it)",
+            "give the log's public key with --vkey or --vkey-file, or a witness policy whose \
+             `log` line holds it (docs/VERIFYING.md says where to get it)",
         ));
     }
     if let Some(k) = log_keys.iter().find(|k| k.is_cosignature()) {
@@ -157,5 +185,6 @@ fn policy(args: &VerifyLogOptions) -> Result<Policy, Failure> {
         log_keys,
         witnesses,
         quorum,
+        witness_policy,
     })
 }

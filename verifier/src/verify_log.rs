@@ -200,6 +200,7 @@ fn load_state(
             log_keys: policy.log_keys.clone(),
             witnesses: Vec::new(),
             quorum: 0,
+            witness_policy: None,
         },
         Location::State,
     )

@@ -116,6 +116,7 @@ fn policy(witnesses: &[&str], quorum: usize) -> Policy {
             .map(|w| VerifierKey::parse(w).unwrap())
             .collect(),
         quorum,
+        witness_policy: None,
     }
 }
 

@@ -23,6 +23,7 @@ fn policy() -> Policy {
         log_keys: vec![key().verifier()],
         witnesses: vec![],
         quorum: 0,
+        witness_policy: None,
     }
 }
 
@@ -257,6 +258,7 @@ fn witnesses_count_toward_a_quorum() {
                 .map(|w| VerifierKey::parse(&w.vkey()).unwrap())
                 .collect(),
             quorum,
+            witness_policy: None,
         },
         state: None,
         generic: false,
