@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::jail::{Jail, JAIL_HOME};
+use super::jail::{Jail, CA_ENV, JAIL_HOME};
 use super::Installers;
 
 /// What of the operator's environment an installer keeps beside [`CA_ENV`]: where to find
@@ -18,18 +18,6 @@ const KEPT_ENV: [&str; 8] = [
     "NO_PROXY",
     "no_proxy",
     "PIP_DEFAULT_TIMEOUT",
-];
-
-/// The variables an installer keeps that name the certificate authorities this machine trusts:
-/// files or directories.
-pub(super) const CA_ENV: [&str; 7] = [
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "NODE_EXTRA_CA_CERTS",
-    "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE",
-    "PIP_CERT",
-    "GIT_SSL_CAINFO",
 ];
 
 /// The installers' home, seen from where they run: in the jail its tmpfs, else the crawler's

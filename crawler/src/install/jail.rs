@@ -4,8 +4,19 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::env::CA_ENV;
 use crate::sandbox::Bind;
+
+/// The variables an installer keeps that name the certificate authorities this machine trusts:
+/// files or directories.
+pub(super) const CA_ENV: [&str; 7] = [
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "PIP_CERT",
+    "GIT_SSL_CAINFO",
+];
 
 /// How installers are confined: bubblewrap with the host's network, the look's caps, an empty
 /// home, and a tmpfs of `unpacked_bytes` at the scratch directory, whose contents are copied to

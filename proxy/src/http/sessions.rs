@@ -1,17 +1,11 @@
 //! The sessions the proxy knows, by the upstream's session id, and the pins they share.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use hyper::header::HeaderValue;
-use tokio::sync::mpsc;
 
-use super::upstream::sender;
-use super::{lock, Conn, Proxy, State};
-use crate::queue::Budget;
-use crate::session::{Pins, Session};
-use crate::stdio::MAX_MESSAGE;
+use super::{lock, Conn, Proxy};
+use crate::session::Pins;
 
 /// Sessions kept at once; past it the one idle longest is forgotten (its client gets 404 and
 /// initializes again, which checks the surface again).
@@ -19,7 +13,7 @@ const MAX_SESSIONS: usize = 256;
 
 /// One set of pins for every session: each call takes the lock for itself only, and the store
 /// itself keeps concurrent writers apart.
-pub(super) struct SharedPins<P>(Arc<Mutex<P>>);
+pub(super) struct SharedPins<P>(pub(super) Arc<Mutex<P>>);
 
 impl<P: Pins> Pins for SharedPins<P> {
     fn approved(&mut self) -> Result<Option<(Vec<u8>, String)>, String> {
@@ -45,40 +39,6 @@ impl<P: Pins> Pins for SharedPins<P> {
 pub(super) fn lookup<P: Pins>(proxy: &Proxy<P>, sid: &HeaderValue) -> Option<Arc<Conn<P>>> {
     let key = sid.to_str().ok()?;
     lock(&proxy.sessions).get(key).cloned()
-}
-
-pub(super) fn new_conn<P: Pins + Send + 'static>(
-    proxy: &Arc<Proxy<P>>,
-    stateless: bool,
-) -> Arc<Conn<P>> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let session = Session::new(
-        SharedPins(proxy.pins.clone()),
-        &proxy.label,
-        proxy.on_drift,
-        MAX_MESSAGE,
-    );
-    let conn = Arc::new(Conn {
-        state: Mutex::new(State {
-            session,
-            id: None,
-            version: None,
-            auth: None,
-            stateless,
-            init: None,
-            init_wire: None,
-            waiting: HashMap::new(),
-            answers: HashMap::new(),
-            get: None,
-            used: Instant::now(),
-            armed: None,
-        }),
-        upstream: tx,
-        sending: Budget::default(),
-    });
-    // Weak: the sender ends once the session is forgotten and nothing else holds it.
-    tokio::spawn(sender(proxy.clone(), Arc::downgrade(&conn), rx));
-    conn
 }
 
 /// The upstream gave the session its id: the session is known by it from now on.

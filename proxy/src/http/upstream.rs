@@ -1,7 +1,9 @@
 //! The way to the upstream: the session's messages POSTed in order, and each answer, JSON or
 //! events, read back into the session.
 
-use std::sync::{Arc, Weak};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
 
 use hyper::header::{self, HeaderValue};
 use hyper::StatusCode;
@@ -12,16 +14,52 @@ use pinlog_mcp::message::{self, Id, Message};
 use tokio::sync::mpsc;
 
 use super::route::route;
-use super::sessions::{adopt, forget};
+use super::sessions::{adopt, forget, SharedPins};
 use super::stream::Stream;
-use super::{lock, Conn, How, Outgoing, Proxy, CLIENT_TIME, IDLE_TIME, SESSION};
-use crate::session::Pins;
+use super::{lock, Conn, How, Outgoing, Proxy, State, CLIENT_TIME, IDLE_TIME, SESSION};
+use crate::queue::Budget;
+use crate::session::{Pins, Session};
 use crate::stdio::MAX_MESSAGE;
+
+/// A new session's connection, with the task that carries its messages upstream.
+pub(super) fn new_conn<P: Pins + Send + 'static>(
+    proxy: &Arc<Proxy<P>>,
+    stateless: bool,
+) -> Arc<Conn<P>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let session = Session::new(
+        SharedPins(proxy.pins.clone()),
+        &proxy.label,
+        proxy.on_drift,
+        MAX_MESSAGE,
+    );
+    let conn = Arc::new(Conn {
+        state: Mutex::new(State {
+            session,
+            id: None,
+            version: None,
+            auth: None,
+            stateless,
+            init: None,
+            init_wire: None,
+            waiting: HashMap::new(),
+            answers: HashMap::new(),
+            get: None,
+            used: Instant::now(),
+            armed: None,
+        }),
+        upstream: tx,
+        sending: Budget::default(),
+    });
+    // Weak: the sender ends once the session is forgotten and nothing else holds it.
+    tokio::spawn(sender(proxy.clone(), Arc::downgrade(&conn), rx));
+    conn
+}
 
 /// Carries the session's messages upstream in order. A request's exchange runs on its own (its
 /// answer may take long, and may need the client's answer to a request of the server's first);
 /// a notification or an answer is sent before what follows it.
-pub(super) async fn sender<P: Pins + Send + 'static>(
+async fn sender<P: Pins + Send + 'static>(
     proxy: Arc<Proxy<P>>,
     conn: Weak<Conn<P>>,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
