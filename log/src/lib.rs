@@ -1,9 +1,11 @@
 //! pinlog-log: the transparency log. RFC 9162 Merkle trees, C2SP signed notes, checkpoints,
-//! cosignatures and tlog-tiles, the pinlog entry format, the SQLite store, and publishing.
+//! cosignatures and tlog-tiles, the pinlog entry format and its builder, the SQLite
+//! store, and publishing.
 
 pub mod checkpoint;
 pub mod cosignature;
 pub mod entry;
+pub mod entry_builder;
 pub mod hash;
 pub mod in_dir;
 pub mod keyfile;
