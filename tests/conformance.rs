@@ -3,11 +3,9 @@
 //! revision it is written for. `pinlog probe` is the client under test
 //! (`.ci/conformance-client.sh`). docs/CONFORMANCE.md records them.
 
-mod common;
-
-use common::installed;
-
 use std::process::Command;
+
+use pinlog_testkit::repo::installed;
 
 #[test]
 fn listing_client_scenarios_pass() {

@@ -3,16 +3,18 @@
 //! packed by the fixture; the crawler installs and runs them in bubblewrap and appends to a real
 //! SQLite store. Nothing leaves loopback.
 
-mod common;
-
-use common::crawl::{ok, Site};
-use common::{free_port, installed, listening, text};
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use pinlog_testkit::crawl::Site;
+use pinlog_testkit::output::{ok, text};
+use pinlog_testkit::repo::installed;
+use pinlog_testkit::server::{free_port, listening};
 use sha2::{Digest as _, Sha256};
+
+/// The binary under test, which crawls.
+const PINLOG: &str = env!("CARGO_BIN_EXE_pinlog");
 
 fn sha256_hex(path: &Path) -> String {
     Sha256::digest(std::fs::read(path).unwrap())
@@ -44,7 +46,7 @@ fn cgroup_dirs_named(name: &str) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn the_registry_and_npm_search_feed_real_packages_into_the_log() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     let oci = |i: usize| {
         serde_json::json!({"server": {"name": format!("io.example/image-{i}"), "version": "1.0.0",
             "packages": [{"registryType": "oci", "identifier": format!("ghcr.io/example/image-{i}@sha256:{:064x}", i), "transport": {"type": "stdio"}}]},
@@ -185,7 +187,7 @@ fn the_registry_and_npm_search_feed_real_packages_into_the_log() {
 
 #[test]
 fn a_moved_surface_is_one_entry_with_labels_and_an_unmoved_one_none() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.package(
         "pinlog-fixture-drift",
         "1.0.0",
@@ -247,7 +249,7 @@ fn a_moved_surface_is_one_entry_with_labels_and_an_unmoved_one_none() {
 
 #[test]
 fn every_failure_is_recorded_with_its_reason_and_nothing_appended() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     let cases = [
         (
             "pinlog-fixture-exit",
@@ -410,7 +412,7 @@ fn a_server_in_the_sandbox_cannot_reach_the_network() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.package(
         "pinlog-fixture-net",
         "1.0.0",
@@ -429,7 +431,7 @@ fn a_server_in_the_sandbox_cannot_reach_the_network() {
     );
 
     // The same package without the sandbox does reach it: the check above can fail.
-    let bare = Site::new();
+    let bare = Site::new(PINLOG);
     bare.package(
         "pinlog-fixture-net",
         "1.0.0",
@@ -454,7 +456,7 @@ fn the_ssrf_guard_refuses_loopback_remotes_unless_allowed() {
     let _server = listening(cmd, port);
     let url = format!("http://127.0.0.1:{port}/mcp");
     let by_name = format!("http://localhost:{port}/mcp");
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.seeds(&[&format!("remote:{url}"), &format!("remote:{by_name}")]);
     let reg = site.registries(None, None);
     ok(&site.crawl(&reg, &["--source", "seeds"]));
@@ -462,7 +464,7 @@ fn the_ssrf_guard_refuses_loopback_remotes_unless_allowed() {
     assert_eq!(site.outcome(&format!("remote:{by_name}")), "url-refused");
     assert!(site.entries().is_empty());
 
-    let allowed = Site::new();
+    let allowed = Site::new(PINLOG);
     allowed.seeds(&[&format!("remote:{url}")]);
     let o = allowed.crawl(&reg, &["--source", "seeds", "--allow-private"]);
     ok(&o);
@@ -475,7 +477,7 @@ fn the_ssrf_guard_refuses_loopback_remotes_unless_allowed() {
 
 #[test]
 fn opted_out_servers_are_never_fetched_and_a_failing_source_is_only_reported() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
     site.package("pinlog-fixture-private", "1.0.0", serde_json::json!({}));
     site.seeds(&[
@@ -524,7 +526,7 @@ Pinlog-Fixture-Private
 
 #[test]
 fn a_crawl_killed_mid_run_loses_no_entry_and_the_next_run_goes_on() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     let names: Vec<String> = (0..4).map(|i| format!("pinlog-fixture-slow-{i}")).collect();
     for n in &names {
         site.package(n, "1.0.0", serde_json::json!({"mode": "slow"}));
@@ -626,7 +628,7 @@ fn a_crawl_killed_mid_run_loses_no_entry_and_the_next_run_goes_on() {
 
 #[test]
 fn the_daemon_runs_on_its_schedule_and_looks_at_a_server_once_a_day() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
     site.seeds(&["npm:pinlog-fixture-ok"]);
     let reg = site.registries(None, None);
@@ -697,7 +699,7 @@ fn a_bad_schedule_is_a_usage_error() {
 
 #[test]
 fn only_the_latest_version_in_the_registry_is_looked_at() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.package(
         "pinlog-fixture-v",
         "1.0.0",
@@ -729,7 +731,7 @@ fn only_the_latest_version_in_the_registry_is_looked_at() {
 
 #[test]
 fn without_bubblewrap_stdio_servers_are_refused() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
     site.seeds(&["npm:pinlog-fixture-ok"]);
     let reg = site.registries(None, None);
@@ -764,7 +766,7 @@ fn without_bubblewrap_stdio_servers_are_refused() {
 
 #[test]
 fn a_missing_opt_out_list_stops_the_run_before_any_probe() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     std::fs::remove_file(site.path("OPTOUT.txt")).unwrap();
     site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
     site.seeds(&["npm:pinlog-fixture-ok"]);
@@ -781,7 +783,7 @@ fn a_missing_opt_out_list_stops_the_run_before_any_probe() {
 
 #[test]
 fn an_install_that_hangs_is_killed_with_everything_it_started() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.seeds(&["npm:pinlog-fixture-hangs"]);
     // An "npm" that starts a helper and never ends; both hold its standard error open.
     let npm = site.path("hanging-npm");
@@ -814,7 +816,7 @@ fn an_install_that_hangs_is_killed_with_everything_it_started() {
 
 #[test]
 fn github_topic_search_finds_packages_only_with_a_token() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
     let repos = serde_json::json!({"repos": [
         {"full_name": "acme/ok", "package_json": {"name": "pinlog-fixture-ok", "version": "1.0.0"}},
@@ -853,7 +855,7 @@ fn github_topic_search_finds_packages_only_with_a_token() {
 
 #[test]
 fn the_sandbox_shows_the_system_and_hides_the_rest_of_the_host() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
     let db = site.db();
     let paths = [
@@ -888,7 +890,7 @@ fn npm_never_fetches_a_dependency_from_git_or_a_url() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     for (name, dep) in [
         (
             "pinlog-fixture-urldep",
@@ -918,7 +920,7 @@ fn npm_never_fetches_a_dependency_from_git_or_a_url() {
 
 #[test]
 fn a_server_that_runs_into_a_cap_is_stopped_and_the_run_goes_on() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     let hostile = [
         (
             "pinlog-fixture-allocate",
@@ -1029,7 +1031,7 @@ fn a_server_that_runs_into_a_cap_is_stopped_and_the_run_goes_on() {
 
 #[test]
 fn a_server_in_the_sandbox_cannot_open_a_vsock_socket() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.package(
         "pinlog-fixture-vsock",
         "1.0.0",
@@ -1051,7 +1053,7 @@ fn a_server_in_the_sandbox_cannot_open_a_vsock_socket() {
     assert!(blob.contains("vsock: refused 1\""), "{blob}");
 
     // Without the sandbox the same package opens one: the check above can fail on this machine.
-    let bare = Site::new();
+    let bare = Site::new(PINLOG);
     bare.package(
         "pinlog-fixture-vsock",
         "1.0.0",
@@ -1066,7 +1068,7 @@ fn a_server_in_the_sandbox_cannot_open_a_vsock_socket() {
 
 #[test]
 fn a_package_that_unpacks_past_its_cap_is_refused_without_filling_the_disk() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.package("pinlog-fixture-ok", "1.0.0", serde_json::json!({}));
     // 64 MiB of zeros: a tarball of a few dozen KiB that unpacks eight times past the cap.
     site.package("pinlog-fixture-huge", "1.0.0", serde_json::json!({}));
@@ -1094,7 +1096,7 @@ fn a_package_that_unpacks_past_its_cap_is_refused_without_filling_the_disk() {
 
 #[test]
 fn an_installer_sees_nothing_of_the_operator_and_writes_only_its_scratch() {
-    let site = Site::new();
+    let site = Site::new(PINLOG);
     site.seeds(&["npm:pinlog-fixture-ok"]);
     let secret = site.path("secret.txt");
     std::fs::write(&secret, "operator's").unwrap();

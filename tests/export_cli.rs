@@ -1,12 +1,12 @@
 //! `pinlog export` end to end: a client configuration of real servers (stdio and Streamable
 //! HTTP), narrowed, expanded, and failing whole when one server cannot be read.
 
-mod common;
-
-use common::{installed, text};
-
 use std::path::Path;
 use std::process::{Command, Output};
+
+use pinlog_testkit::output::text;
+use pinlog_testkit::repo::installed;
+use pinlog_testkit::server::{free_port, listening};
 
 fn pinlog(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_pinlog"));
@@ -103,17 +103,14 @@ fn export_reads_http_and_legacy_sse_servers() {
     let tmp = tempfile::tempdir().unwrap();
     let script =
         installed(".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    let (http_port, sse_port) = (common::free_port(), common::free_port());
+    let (http_port, sse_port) = (free_port(), free_port());
     let mut http = Command::new("node");
     http.args([script.as_str(), "streamableHttp"])
         .env("PORT", http_port.to_string());
     let mut sse = Command::new("node");
     sse.args([script.as_str(), "sse"])
         .env("PORT", sse_port.to_string());
-    let _servers = (
-        common::listening(http, http_port),
-        common::listening(sse, sse_port),
-    );
+    let _servers = (listening(http, http_port), listening(sse, sse_port));
     let config = write_config(
         tmp.path(),
         serde_json::json!({

@@ -3,13 +3,11 @@
 //! with pinlog's keys and OpenSSL's; every exit code; the three report formats, with hostile text
 //! in every field they render, and the SARIF validated against the SARIF 2.1.0 schema.
 
-mod common;
-
-use common::{installed, text};
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use pinlog_testkit::output::text;
+use pinlog_testkit::repo::installed;
 use serde_json::{json, Value as J};
 
 fn pinlog(dir: &Path, args: &[&str]) -> Output {
@@ -953,7 +951,7 @@ fn files_others_read_are_readable_and_flags_after_dash_dash_are_arguments() {
 #[test]
 fn lock_check_compares_each_locked_digest_with_its_registry() {
     use sha2::{Digest as _, Sha256};
-    let site = common::crawl::Site::new();
+    let site = pinlog_testkit::crawl::Site::new(env!("CARGO_BIN_EXE_pinlog"));
     let reg = site.registries(None, None);
     let dir = site.path("");
     let npm_lock: J = serde_json::from_str(

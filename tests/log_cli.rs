@@ -1,14 +1,11 @@
 //! `pinlog log …` and `pinlog verify-log` end to end: key handling, appends refused by rule,
 //! publishing, exit codes, receipts, and a publisher killed mid-way.
 
-#[path = "../log/tests/common/mod.rs"]
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use common::{append_more, store_with, surface, Chain, ORIGIN};
+use pinlog_testkit::log::{append_more, store_with, surface, Chain, ORIGIN};
 
 fn pinlog(args: &[&str]) -> Output {
     pinlog_env(args, &[])
@@ -120,7 +117,7 @@ fn append_publish_prove_verify() {
         let entry = dir.join(format!("e{i}.json"));
         let blob = dir.join(format!("b{i}.json"));
         std::fs::write(&entry, chain.entry("pkg", &s, i as u32)).unwrap();
-        std::fs::write(&blob, &s.blob).unwrap();
+        std::fs::write(&blob, s.bytes()).unwrap();
         let o = pinlog(&[
             "log",
             "append",
@@ -282,11 +279,15 @@ fn a_publisher_killed_at_any_point_leaves_a_verifiable_directory() {
     let dir = tmp.path();
     let db = dir.join("log.db");
     let key = dir.join("key");
-    std::fs::write(&key, format!("{}\n", common::key().to_private_text())).unwrap();
-    let vkey = common::key().verifier().to_string();
+    std::fs::write(
+        &key,
+        format!("{}\n", pinlog_testkit::log::key().to_private_text()),
+    )
+    .unwrap();
+    let vkey = pinlog_testkit::log::key().verifier().to_string();
     let out = dir.join("out");
     let mut store = store_with(&db, 2_000, 40);
-    pinlog_log::publish::publish(&mut store, &common::key(), &out, |_, _| {}).unwrap();
+    pinlog_log::publish::publish(&mut store, &pinlog_testkit::log::key(), &out, |_, _| {}).unwrap();
     let mut chain = Chain::from_store(&store);
     append_more(&mut store, &mut chain, 2_000, 40_000, 40);
     drop(store);

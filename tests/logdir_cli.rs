@@ -3,15 +3,12 @@
 //! `site build`), with exit 4 and the word `not-regular-file`, and within a bound: it never
 //! hangs, never reads standard input, never hashes a file outside the directory.
 
-#[path = "../log/tests/common/mod.rs"]
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{key, store_with};
+use pinlog_testkit::log::{key, store_with};
 use sha2::{Digest as _, Sha256};
 
 /// Longer than any of these commands takes on a log of 300 entries; a hung one is killed.

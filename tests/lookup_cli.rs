@@ -2,17 +2,17 @@
 //! (tests/fixtures/lookup_client.py) over stdio and over Streamable HTTP, in both eras, with a
 //! published log and a pin store holding hostile text; and its command line refusals.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{free_port, installed, listening, text};
-use pinlog_core::json::{self, Limits};
-use pinlog_core::Digest;
-use pinlog_log::entry::{surface_digest, Entry, Probe, SurfaceSummary, Timestamp};
+use pinlog_log::entry::Timestamp;
+use pinlog_log::entry_builder::EntryBuilder;
 use pinlog_log::note::SignerKey;
 use pinlog_log::store::Store;
+use pinlog_testkit::log::{probe, tools_surface};
+use pinlog_testkit::output::text;
+use pinlog_testkit::repo::installed;
+use pinlog_testkit::server::{free_port, listening};
 use serde_json::{json, Value as J};
 
 const ORIGIN: &str = "log.example/pinlog";
@@ -27,37 +27,20 @@ fn python() -> String {
 fn log(dir: &Path) -> String {
     let key = SignerKey::generate(ORIGIN).unwrap();
     let mut store = Store::create(&dir.join("log.db"), ORIGIN).unwrap();
-    let doc = json!({"instructions": HOSTILE, "prompts": [], "tools": [
+    let tools = json!([
         {"name": "weather", "description": HOSTILE, "inputSchema": {"type": "object"}},
-        {"name": "alerts", "description": "Alerts.", "inputSchema": {"type": "object"}}]});
-    let blob = json::to_canonical(
-        &json::parse(&serde_json::to_vec(&doc).unwrap(), Limits::default()).unwrap(),
-    )
-    .unwrap();
-    let s = SurfaceSummary::read(&blob).unwrap();
-    let entry = Entry {
+        {"name": "alerts", "description": "Alerts.", "inputSchema": {"type": "object"}}]);
+    let surface = tools_surface(&tools.to_string(), Some(HOSTILE));
+    let entry = EntryBuilder {
         observed_at: Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
         server: "npm:@demo/weather".parse().unwrap(),
-        surface: surface_digest(&s.tools, &s.prompts, s.instructions.as_ref()),
-        tools: s.tools,
-        prompts: s.prompts,
-        instructions: s.instructions,
+        surface: &surface,
         previous: None,
         labels: vec!["hidden-characters".into(), "new-server".into()],
-        probe: Probe {
-            crawler: "pinlog/0.1.0".into(),
-            package_version: Some("1.0.0".into()),
-            protocol_asked: "2025-11-25".into(),
-            protocol_negotiated: "2025-11-25".into(),
-            transport: "stdio".into(),
-            sandbox: "bubblewrap".into(),
-            env_supplied: vec![],
-            env_placeholders: vec![],
-        },
-        blob: Digest::of(&blob),
+        probe: probe(),
     };
     store
-        .append(&entry.to_bytes().unwrap(), Some(&blob))
+        .append(&entry.to_bytes().unwrap(), Some(surface.bytes()))
         .unwrap();
     pinlog_log::publish::publish(&mut store, &key, &dir.join("pub"), |_, _| {}).unwrap();
     key.verifier().to_string()

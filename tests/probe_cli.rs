@@ -1,11 +1,11 @@
 //! `pinlog probe` end to end: a real server's manifest, and nothing a server sends reaching the
 //! terminal raw.
 
-mod common;
-
-use common::{installed, text};
-
 use std::process::{Command, Output};
+
+use pinlog_testkit::output::text;
+use pinlog_testkit::repo::installed;
+use pinlog_testkit::server::{free_port, listening};
 
 fn pinlog(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pinlog"))
@@ -100,11 +100,11 @@ fn a_failing_server_is_reported_safely_with_exit_4() {
 
 #[test]
 fn probe_reads_a_streamable_http_endpoint() {
-    let port = common::free_port();
+    let port = free_port();
     let mut cmd = Command::new(installed(".ci/venv/bin/python"));
     cmd.arg(installed("mcp/tests/fixtures/sdk_http_server.py"))
         .arg(port.to_string());
-    let server = common::listening(cmd, port);
+    let server = listening(cmd, port);
     let url = format!("http://127.0.0.1:{port}/mcp");
     let o = pinlog(&["probe", "--protocol", "auto", "--header", "X-Test: 1", &url]);
     drop(server);

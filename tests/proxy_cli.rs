@@ -7,13 +7,11 @@
 //! a server message that is both a request and an answer never reaches the client, nothing is
 //! listed or pinned before the handshake, and a listing is read as the client library reads it.
 
-mod common;
-
-use common::{installed, text};
-
 use std::path::Path;
 use std::process::{Command, Output};
 
+use pinlog_testkit::output::text;
+use pinlog_testkit::repo::installed;
 use serde_json::{json, Value as J};
 
 fn pinlog_bin() -> &'static str {

@@ -8,16 +8,14 @@
 //! tests/fixtures/flood_server.py and flood_http_server.py; the client is this test, writing and
 //! reading the proxy's pipes and sockets itself, so that it can stop reading.
 
-mod common;
-
-use common::{free_port, installed, listening, Listening};
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use pinlog_testkit::repo::installed;
+use pinlog_testkit::server::{free_port, listening, Listening};
 use serde_json::{json, Value as J};
 
 const MIB: u64 = 1 << 20;

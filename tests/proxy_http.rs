@@ -11,15 +11,14 @@
 //! proxy passes where server-everything fails; against the SDK's server at 2026-07-28, but for
 //! how a malformed stateless request is refused (see the tests).
 
-mod common;
-
-use common::{free_port, installed, listening, text, Listening};
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use pinlog_testkit::output::text;
+use pinlog_testkit::repo::installed;
+use pinlog_testkit::server::{free_port, listening, Listening};
 use serde_json::Value as J;
 
 /// The Python SDK client: `URL MODE AUTHORIZATION [TOOL ARGS_JSON]`, one JSON line out:

@@ -3,18 +3,15 @@
 //! back with real parsers (Python's XML parser, serde_json) and, in the last test, headless
 //! Chromium over a real crawl.
 
-mod common;
-
-use common::crawl::{ok, Site};
-use common::{installed, text};
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pinlog_core::json::{self, Limits};
-use pinlog_log::entry::{Entry, Previous, Probe, Timestamp};
 use pinlog_log::note::SignerKey;
 use pinlog_log::store::Store;
+use pinlog_testkit::crawl::Site;
+use pinlog_testkit::log::{append_labelled, tools_surface};
+use pinlog_testkit::output::{ok, text};
+use pinlog_testkit::repo::installed;
 
 /// A store and a published log made of the given versions of servers.
 struct Log {
@@ -74,49 +71,8 @@ struct Version<'a> {
 }
 
 fn append(store: &mut Store, v: &Version<'_>) {
-    let tools = json::parse(v.tools.as_bytes(), Limits::default()).unwrap();
-    let blob =
-        pinlog_log::surface_blob::build(v.instructions, &[], tools.as_array().unwrap()).unwrap();
-    let id = v.server.parse().unwrap();
-    let latest = store.latest(&id).unwrap();
-    let old = latest.map(|l| store.blob(&l.blob).unwrap().unwrap());
-    let old_value = old
-        .as_ref()
-        .map(|b| json::parse(b, Limits::default()).unwrap());
-    let new_value = json::parse(&blob.bytes, Limits::default()).unwrap();
-    let mut labels: Vec<String> =
-        pinlog_core::labels::surface_labels(old_value.as_ref(), &new_value)
-            .into_iter()
-            .map(|l| l.as_str().to_string())
-            .collect();
-    labels.sort();
-    let entry = Entry {
-        observed_at: Timestamp::parse(v.at).unwrap(),
-        server: id,
-        surface: blob.surface,
-        tools: blob.tools,
-        prompts: blob.prompts,
-        instructions: blob.instructions,
-        previous: latest.map(|l| Previous {
-            index: l.index,
-            surface: l.surface,
-        }),
-        labels,
-        probe: Probe {
-            crawler: "pinlog/0.1.0".into(),
-            package_version: Some("1.0.0".into()),
-            protocol_asked: "2025-11-25".into(),
-            protocol_negotiated: "2025-11-25".into(),
-            transport: "stdio".into(),
-            sandbox: "bubblewrap".into(),
-            env_supplied: vec![],
-            env_placeholders: vec![],
-        },
-        blob: blob.digest(),
-    };
-    store
-        .append(&entry.to_bytes().unwrap(), Some(&blob.bytes))
-        .unwrap();
+    let surface = tools_surface(v.tools, v.instructions);
+    append_labelled(store, v.server, v.at, &surface);
 }
 
 fn log_of(versions: &[Version<'_>]) -> Log {
@@ -479,7 +435,7 @@ fn a_site_is_not_built_from_a_store_that_did_not_publish_the_log() {
 
 #[test]
 fn a_site_built_from_a_real_crawl_works_in_headless_chromium() {
-    let site = Site::new();
+    let site = Site::new(env!("CARGO_BIN_EXE_pinlog"));
     // Beside the reference servers, one whose description is markup: the page must show it as
     // text, run nothing, and break no policy.
     site.package(

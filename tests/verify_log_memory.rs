@@ -2,14 +2,11 @@
 //! real process's peak resident set, as the kernel counts it for the child, stays within four
 //! times the blob and a constant.
 
-#[path = "../log/tests/common/mod.rs"]
-mod common;
-
 use std::process::Command;
 
-use common::{key, Chain, Surface, ORIGIN};
-use pinlog_log::entry::SurfaceSummary;
 use pinlog_log::store::Store;
+use pinlog_log::surface_blob::SurfaceBlob;
+use pinlog_testkit::log::{key, Chain, ORIGIN};
 
 /// The largest blob `verify-log` reads (docs/SPEC-log.md, rule `too-large`).
 const BLOB_CAP: usize = 64 << 20;
@@ -42,10 +39,9 @@ fn blob_at_cap(item: impl Fn(usize) -> String) -> Vec<u8> {
 fn verify_peak(blob: Vec<u8>) -> (Option<i32>, String, u64) {
     let tmp = tempfile::tempdir().unwrap();
     let mut store = Store::create(&tmp.path().join("log.db"), ORIGIN).unwrap();
-    let summary = SurfaceSummary::read(&blob).unwrap();
-    let surface = Surface { blob, summary };
+    let surface = SurfaceBlob::read(blob).unwrap();
     let entry = Chain::default().entry("big", &surface, 0);
-    store.append(&entry, Some(&surface.blob)).unwrap();
+    store.append(&entry, Some(surface.bytes())).unwrap();
     drop(surface);
     let out = tmp.path().join("pub");
     pinlog_log::publish::publish(&mut store, &key(), &out, |_, _| {}).unwrap();

@@ -4,10 +4,6 @@
 //! accept, so it shows refusals only). The served checkpoints are checked with `verify-log
 //! --witness`. `.ci/setup` installs the witnesses.
 
-mod common;
-#[path = "../log/tests/common/mod.rs"]
-mod logs;
-
 use std::fs::File;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -16,10 +12,11 @@ use std::time::{Duration, Instant};
 
 use pinlog_log::note::SignerKey;
 use pinlog_log::store::Store;
+use pinlog_testkit::log::{append_more, Chain};
+use pinlog_testkit::output::text;
+use pinlog_testkit::repo::installed;
+use pinlog_testkit::server::free_port;
 use sha2::{Digest, Sha256};
-
-use common::{free_port, installed, text};
-use logs::{append_more, Chain};
 
 /// How long a witness may take to start listening.
 const START: Duration = Duration::from_secs(30);

@@ -3,12 +3,11 @@
 //! headers, in arguments and in unrelated top-level keys: none of them may appear in anything the
 //! commands print. Every secret contains `s3cr3t`, so one search finds any of them.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{installed, text};
+use pinlog_testkit::output::text;
+use pinlog_testkit::repo::installed;
 use serde_json::{json, Value as J};
 
 const MARK: &str = "s3cr3t";

@@ -1,10 +1,8 @@
 //! Number formatting against node's `JSON.stringify`, the reference RFC 8785 names, on a million
 //! doubles: random bit patterns, integers, short decimals and values near the layout boundaries.
 
-mod common;
-
-use common::Rng;
 use pinlog_core::json::write_es;
+use pinlog_testkit::differential::{run_peer, Rng};
 
 const COUNT: usize = 1_000_000;
 
@@ -55,7 +53,7 @@ fn a_million_doubles_format_as_node_formats_them() {
         }
         process.stdout.write(out.join('\n') + '\n');
     "#;
-    let stdout = common::run_peer(
+    let stdout = run_peer(
         "node",
         &["-e", script],
         input.as_bytes(),

@@ -2,12 +2,10 @@
 //! member names (astral, combining, right-to-left), escapes, whitespace and numbers in many
 //! notations. pinlog's canonical bytes must equal the package's, byte for byte.
 
-mod common;
-
 use std::collections::HashSet;
 
-use common::Rng;
 use pinlog_core::json::{self, Limits};
+use pinlog_testkit::differential::{python, run_peer, Rng};
 use unicode_normalization::UnicodeNormalization;
 
 const DOCUMENTS: usize = 10_000;
@@ -183,8 +181,8 @@ for line in sys.stdin.buffer.read().split(b"\n"):
 sys.stdout.write("\n".join(out) + "\n")
 "#;
     let input = docs.join("\n");
-    let stdout = common::run_peer(
-        &common::python(),
+    let stdout = run_peer(
+        &python(),
         &["-c", script],
         input.as_bytes(),
         "the python package rfc8785 is needed: `bash .ci/run` installs it, or set PINLOG_PYTHON",
@@ -231,8 +229,8 @@ for server in json.load(open(sys.argv[1]))["servers"]:
         out.append(json.dumps([[f"{n}:{h}" for n, h in lines], hashlib.sha256(text.encode()).hexdigest()]))
 print("\n".join(out))
 "#;
-    let stdout = common::run_peer(
-        &common::python(),
+    let stdout = run_peer(
+        &python(),
         &["-c", script, path.to_str().unwrap()],
         b"",
         "the python package rfc8785 is needed: `bash .ci/run` installs it, or set PINLOG_PYTHON",

@@ -1,13 +1,12 @@
 //! pinlog's own vectors (docs/digest-vectors.json): every case, through both canonical writers.
 
-mod common;
-
 use pinlog_core::digest::{instructions_digest, Listing, ListingError};
 use pinlog_core::json::{self, Limits};
+use pinlog_testkit::vectors::{load_json, strings};
 use serde_json::Value as J;
 
 fn vectors() -> J {
-    common::load_json(
+    load_json(
         &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/digest-vectors.json"),
     )
 }
@@ -140,7 +139,7 @@ fn listing_cases() {
                 Err(_) => format!("{}\tundecidable", l.name),
             })
             .collect();
-        assert_eq!(lines, common::strings(&case["lines"]), "{about}");
+        assert_eq!(lines, strings(&case["lines"]), "{about}");
         assert_eq!(
             listing.set_hash().map(|d| d.hex()).as_deref(),
             case["set"].as_str(),

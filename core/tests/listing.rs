@@ -2,12 +2,12 @@
 //! digests and refusals alike, wherever in the document a refusal sits; its items are in
 //! set-hash order and its set hash is the one an independent implementation computes.
 
-mod common;
-
 use std::collections::HashMap;
 
 use pinlog_core::digest::{value_digest, Digest, Listing, ListingError};
 use pinlog_core::json::{self, array_items, Limits};
+use pinlog_testkit::differential::{python, run_peer, Rng};
+use pinlog_testkit::vectors::strings;
 use sha2::{Digest as _, Sha256};
 
 /// A listing of a few megabytes whose strings carry what a boundary scan could trip on.
@@ -163,8 +163,8 @@ lines = sorted((i["name"].encode("utf-16-be"), hashlib.sha256(rfc8785.dumps(i)).
 lines = [f"{n}:{h}" for _, h, n in lines]
 print(json.dumps({"lines": lines, "set": hashlib.sha256("\n".join(lines).encode()).hexdigest()}))
 "#;
-    let stdout = common::run_peer(
-        &common::python(),
+    let stdout = run_peer(
+        &python(),
         &["-c", script],
         doc.as_bytes(),
         "the python package rfc8785 is needed: `bash .ci/run` installs it, or set PINLOG_PYTHON",
@@ -175,7 +175,7 @@ print(json.dumps({"lines": lines, "set": hashlib.sha256("\n".join(lines).encode(
         .items()
         .map(|l| format!("{}:{}", l.name, l.digest.unwrap().hex()))
         .collect();
-    assert_eq!(lines, common::strings(&want["lines"]));
+    assert_eq!(lines, strings(&want["lines"]));
     assert_eq!(
         read.set_hash().unwrap().hex(),
         want["set"].as_str().unwrap()
@@ -188,7 +188,7 @@ fn a_listing_of_many_full_runs_is_in_set_hash_order() {
     // More items than fill the largest runs on each of the two threads, of a few thousand kinds
     // in a scrambled order: names beyond the BMP, after it in UTF-16 and before it in code points.
     const PIECES: [&str; 6] = ["a", "é", "😀", "\u{e000}", "\u{ffff}", "z"];
-    let mut rng = common::Rng(0x5eed_0003);
+    let mut rng = Rng(0x5eed_0003);
     let mut counts: HashMap<String, usize> = HashMap::new();
     let mut doc = String::from("[");
     for i in 0..2_400_000 {

@@ -1,15 +1,12 @@
 //! RFC 8785's own examples (transcribed in tests/data/rfc8785.json): the Appendix B number table
 //! and the worked documents.
 
-mod common;
-
 use pinlog_core::json::{self, cmp_utf16, write_es, Limits, Undecidability};
+use pinlog_testkit::vectors::load_json;
 use serde_json::Value as J;
 
 fn data() -> J {
-    common::load_json(
-        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/rfc8785.json"),
-    )
+    load_json(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/rfc8785.json"))
 }
 
 #[test]

@@ -1,14 +1,13 @@
 //! Every vector of mcp-pin's "tool definition hash v1" (../shared/vectors), byte for byte, except
 //! where pinlog's reader is deliberately stricter: there the stricter outcome is asserted.
 
-mod common;
-
 use pinlog_core::digest::{instructions_digest, value_digest, Listing, ListingError};
 use pinlog_core::json::{self, Limits, ReadError, Rule, Undecidability, Value};
+use pinlog_testkit::vectors::{load_json, shared_dir, strings};
 use serde_json::Value as J;
 
 fn vectors() -> J {
-    common::load_json(&common::shared_dir().join("vectors/tool-definition-hash-v1.json"))
+    load_json(&shared_dir().join("vectors/tool-definition-hash-v1.json"))
 }
 
 fn section<'a>(v: &'a J, name: &str) -> &'a [J] {
@@ -129,7 +128,7 @@ fn sets_hash_byte_for_byte_across_pages() {
             .items()
             .map(|l| format!("{}:{}", l.name, l.digest.as_ref().unwrap().hex()))
             .collect();
-        assert_eq!(lines, common::strings(&case["lines"]), "{about}");
+        assert_eq!(lines, strings(&case["lines"]), "{about}");
         assert_eq!(
             listing.set_hash().unwrap().hex(),
             text(case, "setHash"),

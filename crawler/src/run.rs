@@ -10,7 +10,8 @@ use std::time::{Duration, SystemTime};
 
 use pinlog_core::json::{self, Limits};
 use pinlog_core::ServerId;
-use pinlog_log::entry::{Entry, Previous, Probe, Timestamp};
+use pinlog_log::entry::{Previous, Probe, Timestamp};
+use pinlog_log::entry_builder::EntryBuilder;
 use pinlog_log::store::{Store, StoreError};
 
 use crate::candidate::Candidate;
@@ -362,18 +363,15 @@ fn settle(
         Ok((surface, blob)) => {
             let latest = store.latest(&cand.id)?;
             match latest {
-                Some(l) if l.surface == blob.surface => Verdict::Unchanged,
+                Some(l) if l.surface == blob.surface() => Verdict::Unchanged,
                 _ => {
                     let old = latest.map(|l| store.blob(&l.blob)).transpose()?.flatten();
                     let computed = guarded(|| Ok(change_labels(old.as_deref(), &blob)));
                     labels = computed.clone().unwrap_or_default();
-                    let entry = Entry {
+                    let entry = EntryBuilder {
                         observed_at: ts.clone(),
                         server: cand.id.clone(),
-                        surface: blob.surface,
-                        tools: blob.tools,
-                        prompts: blob.prompts,
-                        instructions: blob.instructions,
+                        surface: &blob,
                         previous: latest.map(|l| Previous {
                             index: l.index,
                             surface: l.surface,
@@ -398,13 +396,12 @@ fn settle(
                             env_supplied: Vec::new(),
                             env_placeholders: look.env_placeholders.clone(),
                         },
-                        blob: blob.digest(),
                     };
                     let appended = computed.map(|_| {
                         entry
                             .to_bytes()
                             .map_err(StoreError::from)
-                            .and_then(|bytes| store.append(&bytes, Some(&blob.bytes)))
+                            .and_then(|bytes| store.append(&bytes, Some(blob.bytes())))
                     });
                     match appended {
                         Err(f) => Verdict::Failed(f),
@@ -471,7 +468,7 @@ fn change_labels(old: Option<&[u8]>, new: &SurfaceBlob) -> Vec<String> {
     fn read(b: &[u8]) -> Option<json::Value<'_>> {
         json::parse(b, Limits::default()).ok()
     }
-    let new_value = read(&new.bytes);
+    let new_value = read(new.bytes());
     let old_value = old.and_then(read);
     let Some(new_value) = new_value else {
         return Vec::new();

@@ -1,10 +1,11 @@
 //! pinlog-log: the transparency log. RFC 9162 Merkle trees, C2SP signed notes, checkpoints,
-//! cosignatures, witness policies and the witness protocol, tlog-tiles, the pinlog entry format,
-//! the SQLite store, and publishing; with `http`, the client that reaches witnesses.
+//! cosignatures, witness policies and the witness protocol, tlog-tiles, the pinlog entry format
+//! and its builder, the SQLite store, and publishing; with `http`, the client that reaches witnesses.
 
 pub mod checkpoint;
 pub mod cosignature;
 pub mod entry;
+pub mod entry_builder;
 pub mod hash;
 #[cfg(feature = "http")]
 pub mod http;

@@ -1,6 +1,9 @@
 //! A surface as the log commits to it: the canonical blob `{"instructions","prompts","tools"}`
 //! (docs/SPEC-log.md 4.4) and the digests an entry carries. The blob is written here and read back
 //! by [`crate::entry::SurfaceSummary::read`].
+//!
+//! A [`SurfaceBlob`] is made only from its bytes or its surface, so its digests are those of its
+//! bytes; [`crate::entry_builder`] takes every digest of an entry from one.
 
 use std::fmt;
 
@@ -8,7 +11,7 @@ use pinlog_core::digest::{instructions_digest, ListingError};
 use pinlog_core::json::{self, Value};
 use pinlog_core::{Digest, Listing};
 
-use crate::entry::surface_digest;
+use crate::entry::{surface_digest, EntryError, SurfaceSummary};
 
 /// Why a surface cannot be committed to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,16 +36,41 @@ impl fmt::Display for BlobError {
 
 impl std::error::Error for BlobError {}
 
+/// A surface blob and the digests of its parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SurfaceBlob {
-    pub bytes: Vec<u8>,
-    pub tools: Digest,
-    pub prompts: Digest,
-    pub instructions: Option<Digest>,
-    pub surface: Digest,
+    bytes: Vec<u8>,
+    pub(crate) tools: Digest,
+    pub(crate) prompts: Digest,
+    pub(crate) instructions: Option<Digest>,
+    pub(crate) surface: Digest,
 }
 
 impl SurfaceBlob {
+    /// A blob written elsewhere, held to the rules the log's readers hold blobs to. Not to
+    /// [`MAX_BLOB`], which bounds what [`build`] commits to: readers take larger blobs.
+    pub fn read(bytes: Vec<u8>) -> Result<SurfaceBlob, EntryError> {
+        let s = SurfaceSummary::read(&bytes)?;
+        Ok(SurfaceBlob {
+            surface: surface_digest(&s.tools, &s.prompts, s.instructions.as_ref()),
+            bytes,
+            tools: s.tools,
+            prompts: s.prompts,
+            instructions: s.instructions,
+        })
+    }
+
+    /// The canonical bytes, as served at `blobs/sha256/<hex>`.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The surface digest an entry carries: see [`surface_digest`].
+    pub fn surface(&self) -> Digest {
+        self.surface
+    }
+
+    /// The digest of the bytes, which names the blob.
     pub fn digest(&self) -> Digest {
         Digest::of(&self.bytes)
     }
@@ -113,8 +141,6 @@ mod tests {
     use super::*;
     use pinlog_core::json::{parse, Limits};
 
-    use crate::entry::SurfaceSummary;
-
     #[test]
     fn the_blob_is_what_the_log_reader_accepts_and_agrees_with_its_digests() {
         let tools = parse(br#"[{"name":"b","inputSchema":{"type":"object"},"description":"x"},{"name":"a","z":1.0}]"#, Limits::default()).unwrap();
@@ -134,6 +160,7 @@ mod tests {
         assert_eq!(summary.tools, b.tools);
         assert_eq!(summary.prompts, b.prompts);
         assert_eq!(summary.instructions, b.instructions);
+        assert_eq!(SurfaceBlob::read(b.bytes.clone()).unwrap(), b);
     }
 
     #[test]

@@ -1,11 +1,9 @@
 //! The entry format's rules, and the store's: each refusal names its rule, and a refused append
 //! writes nothing.
 
-mod common;
-
-use common::{surface, Chain, ORIGIN};
 use pinlog_log::entry::{Entry, Timestamp};
 use pinlog_log::store::{Store, StoreError};
+use pinlog_testkit::log::{surface, Chain, ORIGIN};
 use serde_json::{json, Value};
 
 /// A valid first entry, as a JSON value to edit.
@@ -186,26 +184,32 @@ fn the_store_holds_entries_to_the_log_tail() {
     // Without its blob, a new surface is refused.
     assert_eq!(refused(store.append(&e0, None)), "blob-missing");
     // With the wrong blob, too.
-    assert_eq!(refused(store.append(&e0, Some(&s1.blob))), "blob-digest");
-    assert_eq!(store.append(&e0, Some(&s0.blob)).unwrap(), 0);
+    assert_eq!(refused(store.append(&e0, Some(s1.bytes()))), "blob-digest");
+    assert_eq!(store.append(&e0, Some(s0.bytes())).unwrap(), 0);
     // The same entry again: "a" has an entry now, so previous may not be null.
-    assert_eq!(refused(store.append(&e0, Some(&s0.blob))), "entry-previous");
+    assert_eq!(
+        refused(store.append(&e0, Some(s0.bytes()))),
+        "entry-previous"
+    );
     // An entry whose previous points elsewhere.
     let mut other = Chain::default();
     other.replay(&chain.entry("b", &s1, 10));
     let wrong = other.entry("a", &s2, 11);
     assert_eq!(
-        refused(store.append(&wrong, Some(&s2.blob))),
+        refused(store.append(&wrong, Some(s2.bytes()))),
         "entry-previous"
     );
     // Time may not go back.
     let early = chain.entry("c", &s2, 9);
-    assert_eq!(refused(store.append(&early, Some(&s2.blob))), "entry-time");
+    assert_eq!(
+        refused(store.append(&early, Some(s2.bytes()))),
+        "entry-time"
+    );
     // A blob that is not the surface the entry describes.
     let mut lying: Value = serde_json::from_slice(&Chain::default().entry("d", &s1, 20)).unwrap();
-    lying["blob"] = json!(pinlog_core::Digest::of(&s2.blob).to_string());
+    lying["blob"] = json!(pinlog_core::Digest::of(s2.bytes()).to_string());
     assert_eq!(
-        refused(store.append(&bytes(&lying), Some(&s2.blob))),
+        refused(store.append(&bytes(&lying), Some(s2.bytes()))),
         "blob-mismatch"
     );
     assert_eq!(store.size().unwrap(), 1);
@@ -215,16 +219,13 @@ fn the_store_holds_entries_to_the_log_tail() {
     batch_chain.replay(&e0);
     let ok = batch_chain.entry("e", &s1, 30);
     let bad = batch_chain.entry("f", &s2, 5);
-    let r = store.append_all([
-        (&ok[..], Some(&s1.blob[..])),
-        (&bad[..], Some(&s2.blob[..])),
-    ]);
+    let r = store.append_all([(&ok[..], Some(s1.bytes())), (&bad[..], Some(s2.bytes()))]);
     assert!(
         matches!(r, Err(StoreError::Entry(ref e)) if e.rule == "entry-time"),
         "{r:?}"
     );
     assert_eq!(store.size().unwrap(), 1);
-    assert_eq!(store.append(&ok, Some(&s1.blob)).unwrap(), 1);
+    assert_eq!(store.append(&ok, Some(s1.bytes())).unwrap(), 1);
 }
 
 #[test]
@@ -235,7 +236,10 @@ fn liveness_remembers_the_look_before_a_change() {
     let id = "npm:pkg".parse().unwrap();
     let t = |s: &str| Timestamp::parse(s).unwrap();
     store
-        .append(&chain.entry("pkg", &surface(0), 0), Some(&surface(0).blob))
+        .append(
+            &chain.entry("pkg", &surface(0), 0),
+            Some(surface(0).bytes()),
+        )
         .unwrap();
     let l = store.liveness(&id).unwrap().unwrap();
     assert_eq!(l.first_seen.as_deref(), Some("2026-01-01T00:00:00Z"));
@@ -255,7 +259,7 @@ fn liveness_remembers_the_look_before_a_change() {
     store
         .append(
             &chain.entry("pkg", &surface(1), 3 * 3600),
-            Some(&surface(1).blob),
+            Some(surface(1).bytes()),
         )
         .unwrap();
     let l = store.liveness(&id).unwrap().unwrap();

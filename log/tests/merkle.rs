@@ -1,8 +1,6 @@
 //! RFC 9162 proofs against the transparency-dev/merkle vectors, and proofs built here checked
 //! against a from-the-definition tree.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use base64::engine::general_purpose::STANDARD;
@@ -12,14 +10,12 @@ use pinlog_log::merkle::{
     CompactRange, HashSource, ProofError,
 };
 use pinlog_log::Hash;
+use pinlog_testkit::fs::files_below;
+use pinlog_testkit::vectors::shared_dir;
 use sha2::{Digest, Sha256};
 
 fn testdata() -> PathBuf {
-    let shared = match std::env::var_os("PINLOG_SHARED") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
-    };
-    let dir = shared.join("vectors/merkle/testdata");
+    let dir = shared_dir().join("vectors/merkle/testdata");
     assert!(dir.is_dir(), "no vectors at {}", dir.display());
     dir
 }
@@ -61,7 +57,7 @@ fn load(p: &Path) -> serde_json::Value {
 
 /// Runs every vector below `kind`, and checks there are enough of each outcome to mean something.
 fn run_vectors(kind: &str, verify: impl Fn(&serde_json::Value) -> Option<Result<(), ProofError>>) {
-    let all = common::files_below(&testdata().join(kind), "json");
+    let all = files_below(&testdata().join(kind), "json");
     assert!(all.len() > 50, "only {} {kind} vectors", all.len());
     let (mut good, mut bad) = (0, 0);
     for p in all {

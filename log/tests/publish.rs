@@ -1,9 +1,7 @@
 //! Publishing refuses to sign over what it signed before, whatever happened to the store.
 
-mod common;
-
-use common::{append_more, key, store_with, Chain};
 use pinlog_log::publish::{publish, PublishError};
+use pinlog_testkit::log::{append_more, key, store_with, Chain};
 
 fn refused(r: Result<pinlog_log::publish::Published, PublishError>) -> String {
     match r {

@@ -9,15 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use pinlog_core::json::{self, Limits};
-use pinlog_core::Digest;
-use pinlog_log::entry::{surface_digest, Entry, Previous, Probe, SurfaceSummary, Timestamp};
 use pinlog_log::note::{SignerKey, VerifierKey};
 use pinlog_log::store::Store as LogStore;
 use pinlog_lookup::history::LogConfig;
 use pinlog_lookup::{self as lookup, LookupTools, Pins};
 use pinlog_mcp::server::{run_stdio, ServerSession};
 use pinlog_proxy::store::{ServerKey, Store};
+use pinlog_testkit::log::{append_labelled, tools_surface};
 use serde_json::{json, Value as J};
 
 // ---------------------------------------------------------------------------------------------
@@ -72,60 +70,10 @@ fn fixture() -> String {
         .to_string()
 }
 
-/// A surface blob: the canonical `{"instructions", "prompts", "tools"}` document.
-fn blob(tools: &J, instructions: Option<&str>) -> Vec<u8> {
-    let doc = json!({"instructions": instructions, "prompts": [], "tools": tools});
-    let text = serde_json::to_vec(&doc).unwrap();
-    json::to_canonical(&json::parse(&text, Limits::default()).unwrap()).unwrap()
-}
-
+/// Appends `server`'s surface of `tools` and `instructions`, seen `at`.
 fn append(store: &mut LogStore, server: &str, at: &str, tools: &J, instructions: Option<&str>) {
-    let bytes = blob(tools, instructions);
-    let summary = SurfaceSummary::read(&bytes).unwrap();
-    let id = server.parse().unwrap();
-    let latest = store.latest(&id).unwrap();
-    let old = latest
-        .as_ref()
-        .map(|l| store.blob(&l.blob).unwrap().unwrap());
-    let old = old
-        .as_ref()
-        .map(|b| json::parse(b, Limits::default()).unwrap());
-    let new = json::parse(&bytes, Limits::default()).unwrap();
-    let labels = pinlog_core::labels::surface_labels(old.as_ref(), &new)
-        .into_iter()
-        .map(|l| l.as_str().to_string())
-        .collect();
-    let entry = Entry {
-        observed_at: Timestamp::parse(at).unwrap(),
-        server: id,
-        surface: surface_digest(
-            &summary.tools,
-            &summary.prompts,
-            summary.instructions.as_ref(),
-        ),
-        tools: summary.tools,
-        prompts: summary.prompts,
-        instructions: summary.instructions,
-        previous: latest.map(|l| Previous {
-            index: l.index,
-            surface: l.surface,
-        }),
-        labels,
-        probe: Probe {
-            crawler: "pinlog/0.1.0".into(),
-            package_version: Some("1.0.0".into()),
-            protocol_asked: "2025-11-25".into(),
-            protocol_negotiated: "2025-11-25".into(),
-            transport: "stdio".into(),
-            sandbox: "bubblewrap".into(),
-            env_supplied: vec![],
-            env_placeholders: vec![],
-        },
-        blob: Digest::of(&bytes),
-    };
-    store
-        .append(&entry.to_bytes().unwrap(), Some(&bytes))
-        .unwrap();
+    let surface = tools_surface(&tools.to_string(), instructions);
+    append_labelled(store, server, at, &surface);
 }
 
 fn tool(name: &str, description: &str, fields: &[&str]) -> J {

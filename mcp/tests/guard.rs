@@ -1,10 +1,6 @@
 //! The SSRF guard: its rules on a table of addresses and URLs (nothing is contacted), and its
 //! enforcement on every hop against servers on loopback only.
 
-mod common;
-
-use common::{everything, free_port, installed, start};
-
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream};
 use std::process::Command;
@@ -16,6 +12,8 @@ use pinlog_mcp::probe::{probe, ProbeReport, Target};
 use pinlog_mcp::revision::Revision;
 use pinlog_mcp::surface::ProbeOptions;
 use pinlog_mcp::{Caps, WireError};
+use pinlog_testkit::repo::installed;
+use pinlog_testkit::server::{everything, free_port, listening};
 use reqwest::Url;
 
 const LOCAL: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -189,7 +187,7 @@ fn a_guard_refuses_a_loopback_mcp_server_unless_private_addresses_are_allowed() 
     let mut cmd = Command::new(installed(".ci/venv/bin/python"));
     cmd.arg(installed("mcp/tests/fixtures/sdk_http_server.py"))
         .arg(port.to_string());
-    let server = start(cmd, port);
+    let server = listening(cmd, port);
     let by_ip = format!("http://127.0.0.1:{}/mcp", server.port);
     let by_name = format!("http://localhost:{}/mcp", server.port);
     let strict = NetGuard::new(false);

@@ -1,10 +1,6 @@
 //! Probing over Streamable HTTP on loopback: server-everything in its `streamableHttp` mode and a
 //! server built with the official Python SDK, in both eras and with `auto`.
 
-mod common;
-
-use common::{everything, free_port, installed, start, Running};
-
 use std::net::TcpListener;
 use std::process::Command;
 
@@ -12,13 +8,15 @@ use pinlog_mcp::probe::{probe, Target};
 use pinlog_mcp::revision::Revision;
 use pinlog_mcp::surface::ProbeOptions;
 use pinlog_mcp::{Caps, WireError};
+use pinlog_testkit::repo::installed;
+use pinlog_testkit::server::{everything, free_port, listening, Listening};
 
-fn sdk_server() -> Running {
+fn sdk_server() -> Listening {
     let port = free_port();
     let mut cmd = Command::new(installed(".ci/venv/bin/python"));
     cmd.arg(installed("mcp/tests/fixtures/sdk_http_server.py"))
         .arg(port.to_string());
-    start(cmd, port)
+    listening(cmd, port)
 }
 
 fn options(revision: Option<Revision>) -> ProbeOptions {
@@ -149,7 +147,7 @@ fn a_server_asking_for_authorization_needs_credentials() {
     );
 }
 
-fn hostile(mode: &str, other: Option<u16>) -> Running {
+fn hostile(mode: &str, other: Option<u16>) -> Listening {
     let port = free_port();
     let mut cmd = Command::new(installed(".ci/venv/bin/python"));
     cmd.arg(installed("mcp/tests/fixtures/hostile_http.py"))
@@ -158,7 +156,7 @@ fn hostile(mode: &str, other: Option<u16>) -> Running {
     if let Some(o) = other {
         cmd.arg(o.to_string());
     }
-    start(cmd, port)
+    listening(cmd, port)
 }
 
 #[test]

@@ -1,12 +1,9 @@
 //! The small `pinlog-verify` binary: the same verify-log, its lines and exit codes.
 
-#[path = "../../log/tests/common/mod.rs"]
-mod common;
-
 use std::process::{Command, Output};
 
-use common::{key, store_with, ORIGIN};
 use pinlog_log::publish::publish;
+use pinlog_testkit::log::{key, store_with, ORIGIN};
 
 fn verify(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pinlog-verify"))

@@ -2,17 +2,15 @@
 //! levels, tampering with each kind of file, rollbacks and forks caught with a state file,
 //! witnesses, receipts.
 
-#[path = "../../log/tests/common/mod.rs"]
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{append_more, key, store_with, Chain, ORIGIN};
 use pinlog_log::cosignature::WitnessKey;
 use pinlog_log::note::{Note, VerifierKey};
 use pinlog_log::publish::{prove, publish, PublishError};
 use pinlog_log::store::Store;
 use pinlog_log::tiles::TileId;
+use pinlog_testkit::fs::files_below;
+use pinlog_testkit::log::{append_more, key, store_with, surface, Chain, ORIGIN};
 use pinlog_verifier::outcome::Severity;
 use pinlog_verifier::verify_log::{verify_log, Options, Verified};
 use pinlog_verifier::verify_proof::verify_proof;
@@ -47,7 +45,7 @@ fn bad(r: Result<Verified, VerifyError>) -> VerifyError {
 
 /// Every file of a published directory, relative paths, sorted.
 fn files(dir: &Path) -> Vec<String> {
-    common::files_below(dir, "")
+    files_below(dir, "")
         .iter()
         .map(|p| p.strip_prefix(dir).unwrap().to_str().unwrap().to_string())
         .collect()
@@ -358,10 +356,10 @@ fn a_receipt_is_not_in_a_copy_whose_tiles_are_not_what_its_key_signed() {
     let mut chain = Chain::default();
     let first = first_entry(&a);
     chain.replay(&first);
-    b.append(&first, Some(&common::surface(0).blob)).unwrap();
+    b.append(&first, Some(surface(0).bytes())).unwrap();
     for i in 1..5u64 {
-        let s = common::surface(100 + i);
-        b.append(&chain.entry(&format!("other-{i}"), &s, 10), Some(&s.blob))
+        let s = surface(100 + i);
+        b.append(&chain.entry(&format!("other-{i}"), &s, 10), Some(s.bytes()))
             .unwrap();
     }
     publish(&mut b, &key(), &b_dir, |_, _| {}).unwrap();
@@ -412,10 +410,10 @@ fn concurrent_appenders_lose_nothing() {
                 let mut store = Store::open(&db).unwrap();
                 for i in 0..300u64 {
                     // Distinct servers per worker; one time for all so order never matters.
-                    let s = common::surface(w * 1000 + i);
+                    let s = surface(w * 1000 + i);
                     let mut chain = Chain::default();
                     let body = chain.entry(&format!("w{w}-s{i}"), &s, 0);
-                    store.append(&body, Some(&s.blob)).unwrap();
+                    store.append(&body, Some(s.bytes())).unwrap();
                 }
             })
         })

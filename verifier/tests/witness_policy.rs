@@ -2,14 +2,11 @@
 //! with witness keys given as vkeys or in Sigsum's hex form, and its `log` line standing for the
 //! log's key.
 
-#[path = "../../log/tests/common/mod.rs"]
-mod common;
-
 use std::path::Path;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use common::{key, store_with};
+use pinlog_testkit::log::{key, store_with};
 use pinlog_log::cosignature::WitnessKey;
 use pinlog_log::note::Note;
 use pinlog_log::publish::publish;

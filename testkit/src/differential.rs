@@ -1,27 +1,8 @@
-//! Helpers shared by the integration tests; each test binary uses a part of them.
-#![allow(dead_code)]
+//! Comparing with another implementation: a seeded generator of cases, and a peer program (python,
+//! node) fed the cases on its standard input.
 
-use std::path::PathBuf;
-
-/// The `shared/` folder that sits beside the checkout (or `PINLOG_SHARED`).
-pub fn shared_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("PINLOG_SHARED") {
-        return PathBuf::from(dir);
-    }
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared");
-    assert!(
-        dir.join("vectors").is_dir(),
-        "the shared vectors are not at {}; set PINLOG_SHARED to the shared/ folder",
-        dir.display()
-    );
-    dir
-}
-
-/// Reads a JSON file with serde_json, an implementation independent of the one under test.
-pub fn load_json(path: &std::path::Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+use std::io::Write;
+use std::process::{Command, Stdio};
 
 /// SplitMix64: a small, seeded generator so every run draws the same cases.
 pub struct Rng(pub u64);
@@ -48,8 +29,6 @@ impl Rng {
 /// Runs a program with `input` on its standard input and returns its standard output; panics,
 /// with what to install, when the program is missing or fails.
 pub fn run_peer(program: &str, args: &[&str], input: &[u8], install_hint: &str) -> Vec<u8> {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -73,13 +52,4 @@ pub fn run_peer(program: &str, args: &[&str], input: &[u8], install_hint: &str) 
 /// The Python interpreter to compare against: `PINLOG_PYTHON`, or `python3`.
 pub fn python() -> String {
     std::env::var("PINLOG_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
-/// The strings of a JSON array of strings.
-pub fn strings(v: &serde_json::Value) -> Vec<&str> {
-    v.as_array()
-        .unwrap_or_else(|| panic!("not an array: {v}"))
-        .iter()
-        .map(|s| s.as_str().unwrap_or_else(|| panic!("not a string: {s}")))
-        .collect()
 }

@@ -1,14 +1,15 @@
-//! Building realistic logs for tests: surfaces, entries that chain per server, stores.
-#![allow(dead_code)]
+//! Logs for tests: surfaces, entries that chain per server, stores.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use pinlog_core::json::{self, Limits};
 use pinlog_core::Digest;
-use pinlog_log::entry::{surface_digest, Entry, Previous, Probe, SurfaceSummary, Timestamp};
+use pinlog_log::entry::{Entry, Previous, Probe, Timestamp};
+use pinlog_log::entry_builder::EntryBuilder;
 use pinlog_log::note::SignerKey;
 use pinlog_log::store::{Store, StoreError};
+use pinlog_log::surface_blob::{self, SurfaceBlob};
 
 pub const ORIGIN: &str = "example.com/pinlog-test";
 
@@ -17,14 +18,22 @@ pub fn key() -> SignerKey {
     SignerKey::from_seed(ORIGIN, [7; 32])
 }
 
-/// A surface document: canonical bytes and the digests of its parts.
-pub struct Surface {
-    pub blob: Vec<u8>,
-    pub summary: SurfaceSummary,
+/// A probe as the crawler records one of an npm package run over stdio in bubblewrap.
+pub fn probe() -> Probe {
+    Probe {
+        crawler: "pinlog/0.1.0".into(),
+        package_version: Some("1.0.0".into()),
+        protocol_asked: "2025-11-25".into(),
+        protocol_negotiated: "2025-11-25".into(),
+        transport: "stdio".into(),
+        sandbox: "bubblewrap".into(),
+        env_supplied: vec![],
+        env_placeholders: vec![],
+    }
 }
 
 /// Surface number `n`: one or two tools, a prompt every third, instructions every other.
-pub fn surface(n: u64) -> Surface {
+pub fn surface(n: u64) -> SurfaceBlob {
     let instructions = if n.is_multiple_of(2) {
         format!("\"Use the tools of server {n} with care.\"")
     } else {
@@ -41,8 +50,45 @@ pub fn surface(n: u64) -> Surface {
     let blob = json::canonicalize(text.as_bytes(), Limits::default())
         .unwrap()
         .unwrap();
-    let summary = SurfaceSummary::read(&blob).unwrap();
-    Surface { blob, summary }
+    SurfaceBlob::read(blob).unwrap()
+}
+
+/// The surface of `tools` (a JSON array) and `instructions`, with no prompts.
+pub fn tools_surface(tools: &str, instructions: Option<&str>) -> SurfaceBlob {
+    let tools = json::parse(tools.as_bytes(), Limits::default()).unwrap();
+    surface_blob::build(instructions, &[], tools.as_array().unwrap()).unwrap()
+}
+
+/// Appends `s` as `server`'s entry observed `at`: after the server's last entry, labelled
+/// against it as the crawler labels a change, probed as [`probe`] says.
+pub fn append_labelled(store: &mut Store, server: &str, at: &str, s: &SurfaceBlob) {
+    let server = server.parse().unwrap();
+    let latest = store.latest(&server).unwrap();
+    let old = latest.map(|l| store.blob(&l.blob).unwrap().unwrap());
+    let old = old
+        .as_ref()
+        .map(|b| json::parse(b, Limits::default()).unwrap());
+    let new = json::parse(s.bytes(), Limits::default()).unwrap();
+    let mut labels: Vec<String> = pinlog_core::labels::surface_labels(old.as_ref(), &new)
+        .into_iter()
+        .map(|l| l.as_str().to_string())
+        .collect();
+    labels.sort();
+    labels.dedup();
+    let entry = EntryBuilder {
+        server,
+        observed_at: Timestamp::parse(at).unwrap(),
+        surface: s,
+        previous: latest.map(|l| Previous {
+            index: l.index,
+            surface: l.surface,
+        }),
+        labels,
+        probe: probe(),
+    };
+    store
+        .append(&entry.to_bytes().unwrap(), Some(s.bytes()))
+        .unwrap();
 }
 
 /// Makes entries that follow the rules: each server's chain, times that never go back.
@@ -53,6 +99,18 @@ pub struct Chain {
 }
 
 impl Chain {
+    /// A chain that continues the entries already in `store`.
+    pub fn from_store(store: &Store) -> Chain {
+        let mut chain = Chain::default();
+        store
+            .for_each_entry(0, true, |e| {
+                chain.replay(&e.body);
+                Ok::<_, StoreError>(())
+            })
+            .unwrap();
+        chain
+    }
+
     /// Takes note of an entry already in the log.
     pub fn replay(&mut self, body: &[u8]) {
         let e = Entry::read(body).unwrap();
@@ -63,10 +121,8 @@ impl Chain {
 
     /// The next entry: `server` (an npm package name) now serving `s`, at `second` seconds past
     /// 2026-01-01T00:00:00Z (under a day).
-    pub fn entry(&mut self, server: &str, s: &Surface, second: u32) -> Vec<u8> {
+    pub fn entry(&mut self, server: &str, s: &SurfaceBlob, second: u32) -> Vec<u8> {
         let id = format!("npm:{server}");
-        let sum = &s.summary;
-        let surface = surface_digest(&sum.tools, &sum.prompts, sum.instructions.as_ref());
         let previous = self
             .last
             .get(&id)
@@ -77,13 +133,10 @@ impl Chain {
             second / 60 % 60,
             second % 60
         );
-        let e = Entry {
-            observed_at: Timestamp::parse(&at).unwrap(),
+        let bytes = EntryBuilder {
             server: id.parse().unwrap(),
-            surface,
-            tools: sum.tools,
-            prompts: sum.prompts,
-            instructions: sum.instructions,
+            observed_at: Timestamp::parse(&at).unwrap(),
+            surface: s,
             previous,
             labels: if previous.is_some() {
                 vec!["tool-changed".into()]
@@ -91,20 +144,17 @@ impl Chain {
                 vec!["new-server".into()]
             },
             probe: Probe {
-                crawler: "pinlog/0.1.0".into(),
-                package_version: Some("1.0.0".into()),
                 protocol_asked: "2025-06-18".into(),
                 protocol_negotiated: "2025-06-18".into(),
-                transport: "stdio".into(),
-                sandbox: "bubblewrap".into(),
-                env_supplied: vec![],
                 env_placeholders: vec!["API_KEY".into()],
+                ..probe()
             },
-            blob: Digest::of(&s.blob),
-        };
-        self.last.insert(id, (self.next_index, surface));
+        }
+        .to_bytes()
+        .unwrap();
+        self.last.insert(id, (self.next_index, s.surface()));
         self.next_index += 1;
-        e.to_bytes().unwrap()
+        bytes
     }
 }
 
@@ -122,44 +172,12 @@ pub fn append_more(store: &mut Store, chain: &mut Chain, from: u64, to: u64, ser
         let s = surface(i);
         let server = format!("server-{}", i % servers);
         let body = chain.entry(&server, &s, (i / 4) as u32);
-        batch.push((body, s.blob));
+        batch.push((body, s));
         if batch.len() == 10_000 || i + 1 == to {
             store
-                .append_all(batch.iter().map(|(b, s)| (&b[..], Some(&s[..]))))
+                .append_all(batch.iter().map(|(b, s)| (&b[..], Some(s.bytes()))))
                 .unwrap();
             batch.clear();
         }
-    }
-}
-
-/// Every file below `dir` whose name ends in `ext` (every file for `""`), sorted.
-pub fn files_below(dir: &Path, ext: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if p.to_str().unwrap().ends_with(ext) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-impl Chain {
-    /// A chain that continues the entries already in `store`.
-    pub fn from_store(store: &Store) -> Chain {
-        let mut chain = Chain::default();
-        store
-            .for_each_entry(0, true, |e| {
-                chain.replay(&e.body);
-                Ok::<_, StoreError>(())
-            })
-            .unwrap();
-        chain
     }
 }

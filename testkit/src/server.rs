@@ -1,42 +1,27 @@
-//! Helpers shared by the HTTP tests: paths `.ci/setup` installs, and servers on loopback ports.
-#![allow(dead_code)]
+//! Servers a test starts on loopback ports: any command, and the MCP reference server.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::repo::installed;
 
-/// A file `.ci/setup` installs (or one of the repository's); a missing one fails the test with
-/// what to run.
-pub fn installed(rel: &str) -> String {
-    let p = repo().join(rel);
-    assert!(
-        p.exists(),
-        "{} is missing: run `bash .ci/setup`",
-        p.display()
-    );
-    p.to_str().unwrap().to_string()
-}
-
-/// A server process on a loopback port, stopped when dropped.
-pub struct Running {
+/// A server process listening on a loopback port, stopped when dropped.
+pub struct Listening {
     child: Child,
     pub port: u16,
     /// Its Streamable HTTP endpoint, `http://127.0.0.1:<port>/mcp` unless a test says otherwise.
     pub url: String,
 }
 
-impl Drop for Running {
+impl Drop for Listening {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
 
+/// A free loopback port.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -45,14 +30,14 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Starts `cmd` and waits until its port accepts connections.
-pub fn start(mut cmd: Command, port: u16) -> Running {
+/// Starts `cmd` (told to listen on `port`) and waits until the port accepts connections.
+pub fn listening(mut cmd: Command, port: u16) -> Listening {
     let child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("the server starts");
-    let running = Running {
+    let server = Listening {
         child,
         port,
         url: format!("http://127.0.0.1:{port}/mcp"),
@@ -60,18 +45,15 @@ pub fn start(mut cmd: Command, port: u16) -> Running {
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the server never listened on {port}"
-        );
+        assert!(Instant::now() < deadline, "nothing listened on {port}");
         std::thread::sleep(Duration::from_millis(100));
     }
-    running
+    server
 }
 
 /// The reference server `server-everything` over HTTP: `streamableHttp` (at `/mcp`) or the
 /// 2024-11-05 `sse` transport (at `/sse`).
-pub fn everything(transport: &str) -> Running {
+pub fn everything(transport: &str) -> Listening {
     let port = free_port();
     let mut cmd = Command::new("node");
     cmd.arg(installed(
@@ -79,9 +61,9 @@ pub fn everything(transport: &str) -> Running {
     ))
     .arg(transport)
     .env("PORT", port.to_string());
-    let mut r = start(cmd, port);
+    let mut server = listening(cmd, port);
     if transport == "sse" {
-        r.url = format!("http://127.0.0.1:{port}/sse");
+        server.url = format!("http://127.0.0.1:{port}/sse");
     }
-    r
+    server
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{installed, text};
+use crate::repo::installed;
 
 /// The fake registries, stopped when dropped.
 pub struct Registries {
@@ -20,15 +20,19 @@ impl Drop for Registries {
     }
 }
 
-/// One crawl test's directory: packages to serve, the store, seeds, opt-out list.
+/// One crawl test's directory: packages to serve, the store, seeds, opt-out list; and the
+/// `pinlog` binary that crawls.
 pub struct Site {
     dir: tempfile::TempDir,
+    pinlog: PathBuf,
 }
 
 impl Site {
-    pub fn new() -> Site {
+    /// A site crawled by the binary at `pinlog` (a test's `CARGO_BIN_EXE_pinlog`).
+    pub fn new(pinlog: &str) -> Site {
         let s = Site {
             dir: tempfile::tempdir().unwrap(),
+            pinlog: PathBuf::from(pinlog),
         };
         std::fs::create_dir_all(s.path("packages")).unwrap();
         std::fs::write(s.path("seeds.txt"), "").unwrap();
@@ -125,7 +129,7 @@ impl Site {
     }
 
     pub fn crawl_command(&self, reg: &Registries, extra: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pinlog"));
+        let mut cmd = Command::new(&self.pinlog);
         cmd.arg("crawl")
             .arg("--db")
             .arg(self.db())
@@ -213,15 +217,4 @@ impl Site {
             .unwrap();
         String::from_utf8(b).unwrap()
     }
-}
-
-pub fn ok(o: &Output) -> String {
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "stdout:\n{}\nstderr:\n{}",
-        text(&o.stdout),
-        text(&o.stderr)
-    );
-    text(&o.stdout)
 }
