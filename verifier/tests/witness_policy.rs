@@ -6,11 +6,11 @@ use std::path::Path;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use pinlog_testkit::log::{key, store_with};
 use pinlog_log::cosignature::WitnessKey;
 use pinlog_log::note::Note;
 use pinlog_log::publish::publish;
 use pinlog_log::witness_policy::WitnessPolicy;
+use pinlog_testkit::log::{key, store_with};
 use pinlog_verifier::outcome::Severity;
 use pinlog_verifier::verify_log::{verify_log, Options};
 use pinlog_verifier::Policy;
