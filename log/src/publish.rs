@@ -383,7 +383,7 @@ pub fn publish_witnessed(
         Some(w) => match same_tree.map(|served| quorum_in(w.policy, served)) {
             Some(Some(names)) => (None, names),
             _ => {
-                let asked = ask_witnesses(store, w, &note, &body, out)?;
+                let (asked, signed) = ask_witnesses(store, w, &note, &body, out)?;
                 let names = cosigners(w.policy, &asked);
                 if !asked.quorum_met() {
                     return Err(PublishError::Unwitnessed(Unwitnessed {
@@ -398,7 +398,6 @@ pub fn publish_witnessed(
                             .collect(),
                     }));
                 }
-                let signed = Note::parse(note.as_bytes()).expect("the log's own note");
                 (Some(asked.cosigned(&signed).to_text()), names)
             }
         },
@@ -453,14 +452,14 @@ fn cosigners(policy: &WitnessPolicy, asked: &Asked) -> Vec<String> {
 }
 
 /// Asks the policy's witnesses to cosign `note`, proving consistency from the tiles just written
-/// to `out`, and records the size each one cosigned.
+/// to `out`, and records the size each one cosigned. Returns what they did and the signed note.
 fn ask_witnesses(
     store: &mut Store,
     w: &Witnessing<'_>,
     note: &str,
     body: &Checkpoint,
     out: &Path,
-) -> Result<Asked, PublishError> {
+) -> Result<(Asked, Note), PublishError> {
     let keys: Vec<[u8; 32]> = w.policy.witnesses.iter().map(|w| *w.key.public()).collect();
     let known = store.witness_sizes(&keys)?;
     let signed = Note::parse(note.as_bytes())
@@ -489,7 +488,7 @@ fn ask_witnesses(
             store.record_witness(key, size)?;
         }
     }
-    Ok(asked)
+    Ok((asked, signed))
 }
 
 /// Collects hashes into tiles level by level and writes each tile when it is complete.
