@@ -256,6 +256,7 @@ fn main() -> ExitCode {
                 LogCommand::Append(args) => cli::log::append(args),
                 LogCommand::Publish(args) => cli::log::publish(args),
                 LogCommand::Prove(args) => cli::log::prove(args),
+                LogCommand::Mirror(args) => cli::log::mirror(args),
             };
             (Render { ascii: false }, outcome)
         }

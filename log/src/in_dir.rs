@@ -6,55 +6,18 @@
 //! following a link, the file itself too and without blocking, and only a regular file is read,
 //! never more than its kind allows.
 
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-/// The word a refusal of anything but a regular file starts with (docs/SPEC-log.md, section 6).
-pub const NOT_REGULAR: &str = "not-regular-file";
-
-/// Why a file of a log directory was not read.
-#[derive(Debug)]
-pub enum InDirError {
-    /// Nothing by that name.
-    Missing,
-    /// The file, or a directory on its way, is not what it must be: `at` is its path inside the
-    /// directory, `found` what it is instead (a symbolic link, a FIFO…).
-    NotRegular {
-        at: String,
-        found: &'static str,
-    },
-    /// Larger than its reader takes.
-    TooLarge {
-        max: u64,
-    },
-    Io(io::Error),
-}
-
-impl fmt::Display for InDirError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InDirError::Missing => f.write_str("no such file or directory"),
-            InDirError::NotRegular { at, found } => write!(
-                f,
-                "{NOT_REGULAR}: {at} is {found}; only regular files are read from a log \
-                 directory, never through a link"
-            ),
-            InDirError::TooLarge { max } => write!(f, "larger than {max} bytes"),
-            InDirError::Io(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for InDirError {}
+use crate::source::FileError;
 
 /// Opens `rel`, a `/`-separated path of plain names inside `dir`, for reading: a regular file
 /// reached through real directories only. `dir` itself is the caller's to choose, links and all.
-pub fn open(dir: &Path, rel: &str) -> Result<File, InDirError> {
+pub fn open(dir: &Path, rel: &str) -> Result<File, FileError> {
     let parts: Vec<&str> = rel.split('/').collect();
     if let Some(bad) = parts.iter().find(|p| matches!(**p, "" | "." | "..")) {
-        return Err(InDirError::Io(io::Error::new(
+        return Err(FileError::Io(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("{rel:?} has the component {bad:?}: not a path inside the directory"),
         )));
@@ -63,27 +26,27 @@ pub fn open(dir: &Path, rel: &str) -> Result<File, InDirError> {
 }
 
 /// Reads `rel` inside `dir` (see [`open`]), at most `max` bytes.
-pub fn read(dir: &Path, rel: &str, max: u64) -> Result<Vec<u8>, InDirError> {
+pub fn read(dir: &Path, rel: &str, max: u64) -> Result<Vec<u8>, FileError> {
     let mut buf = Vec::new();
     read_into(dir, rel, max, &mut buf)?;
     Ok(buf)
 }
 
 /// [`read`] into a buffer the caller reuses; its old contents are dropped first.
-pub fn read_into(dir: &Path, rel: &str, max: u64, buf: &mut Vec<u8>) -> Result<(), InDirError> {
+pub fn read_into(dir: &Path, rel: &str, max: u64, buf: &mut Vec<u8>) -> Result<(), FileError> {
     buf.clear();
     let f = open(dir, rel)?;
-    let len = f.metadata().map_err(InDirError::Io)?.len();
+    let len = f.metadata().map_err(FileError::Io)?.len();
     if len > max {
-        return Err(InDirError::TooLarge { max });
+        return Err(FileError::TooLarge { max });
     }
     // Room for the size the file has now, and a byte to see that it grew: no doubling past it.
     buf.reserve_exact(len as usize + 1);
     f.take(max.saturating_add(1))
         .read_to_end(buf)
-        .map_err(InDirError::Io)?;
+        .map_err(FileError::Io)?;
     if buf.len() as u64 > max {
-        return Err(InDirError::TooLarge { max });
+        return Err(FileError::TooLarge { max });
     }
     Ok(())
 }
@@ -97,10 +60,10 @@ mod platform {
     use rustix::fs::{fstat, openat, statat, AtFlags, FileType, Mode, OFlags};
     use rustix::io::Errno;
 
-    use super::InDirError;
+    use super::FileError;
 
     /// Walks `parts` from `dir` with `openat`, one component at a time, never following a link.
-    pub(super) fn open(dir: &Path, parts: &[&str]) -> Result<File, InDirError> {
+    pub(super) fn open(dir: &Path, parts: &[&str]) -> Result<File, FileError> {
         let mut at: OwnedFd = rustix::fs::open(
             dir,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -118,9 +81,9 @@ mod platform {
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
         let fd =
             openat(&at, *name, flags, Mode::empty()).map_err(|e| refusal(&at, name, parts, e))?;
-        let t = FileType::from_raw_mode(fstat(&fd).map_err(|e| InDirError::Io(e.into()))?.st_mode);
+        let t = FileType::from_raw_mode(fstat(&fd).map_err(|e| FileError::Io(e.into()))?.st_mode);
         if t != FileType::RegularFile {
-            return Err(InDirError::NotRegular {
+            return Err(FileError::NotRegular {
                 at: parts.join("/"),
                 found: kind(t),
             });
@@ -130,10 +93,10 @@ mod platform {
 
     /// What a failed open of `name` in `at` means: a link or a non-directory on the way is
     /// refused for what it is, anything else is the error it is.
-    fn refusal(at: &OwnedFd, name: &str, path: &[&str], e: Errno) -> InDirError {
+    fn refusal(at: &OwnedFd, name: &str, path: &[&str], e: Errno) -> FileError {
         if matches!(e, Errno::LOOP | Errno::MLINK | Errno::NOTDIR) {
             if let Ok(st) = statat(at, name, AtFlags::SYMLINK_NOFOLLOW) {
-                return InDirError::NotRegular {
+                return FileError::NotRegular {
                     at: path.join("/"),
                     found: kind(FileType::from_raw_mode(st.st_mode)),
                 };
@@ -155,10 +118,10 @@ mod platform {
         }
     }
 
-    fn missing_or(e: std::io::Error) -> InDirError {
+    fn missing_or(e: std::io::Error) -> FileError {
         match e.kind() {
-            std::io::ErrorKind::NotFound => InDirError::Missing,
-            _ => InDirError::Io(e),
+            std::io::ErrorKind::NotFound => FileError::Missing,
+            _ => FileError::Io(e),
         }
     }
 }
@@ -170,16 +133,16 @@ mod platform {
     use std::fs::File;
     use std::path::Path;
 
-    use super::InDirError;
+    use super::FileError;
 
-    pub(super) fn open(dir: &Path, parts: &[&str]) -> Result<File, InDirError> {
+    pub(super) fn open(dir: &Path, parts: &[&str]) -> Result<File, FileError> {
         let mut path = dir.to_path_buf();
         for (i, p) in parts.iter().enumerate() {
             path.push(p);
             let t = std::fs::symlink_metadata(&path).map_err(io)?.file_type();
             let last = i + 1 == parts.len();
             if t.is_symlink() || (!last && !t.is_dir()) || (last && !t.is_file()) {
-                return Err(InDirError::NotRegular {
+                return Err(FileError::NotRegular {
                     at: parts[..=i].join("/"),
                     found: if t.is_symlink() {
                         "a symbolic link"
@@ -196,10 +159,10 @@ mod platform {
         File::open(&path).map_err(io)
     }
 
-    fn io(e: std::io::Error) -> InDirError {
+    fn io(e: std::io::Error) -> FileError {
         match e.kind() {
-            std::io::ErrorKind::NotFound => InDirError::Missing,
-            _ => InDirError::Io(e),
+            std::io::ErrorKind::NotFound => FileError::Missing,
+            _ => FileError::Io(e),
         }
     }
 }

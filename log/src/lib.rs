@@ -6,6 +6,8 @@ pub mod checkpoint;
 pub mod cosignature;
 pub mod entry;
 pub mod entry_builder;
+#[cfg(feature = "http")]
+pub mod fetch;
 pub mod hash;
 #[cfg(feature = "http")]
 pub mod http;
@@ -16,6 +18,7 @@ pub mod note;
 pub mod proof;
 #[cfg(feature = "store")]
 pub mod publish;
+pub mod source;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod surface_blob;

@@ -286,6 +286,20 @@ pub struct CompactRange {
 }
 
 impl CompactRange {
+    /// The range of the first `size` leaves, taken from `src`: one subtree per set bit of `size`,
+    /// so that more leaves can be pushed without the first ones (an incremental check).
+    pub fn resume<S: HashSource>(src: &mut S, size: u64) -> Result<CompactRange, S::Error> {
+        let mut stack = Vec::new();
+        let mut lo = 0u64;
+        for level in (0..64u8).rev() {
+            if (size >> level) & 1 == 1 {
+                stack.push(src.subtree(level, lo >> level)?);
+                lo += 1 << level;
+            }
+        }
+        Ok(CompactRange { size, stack })
+    }
+
     pub fn size(&self) -> u64 {
         self.size
     }

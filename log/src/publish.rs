@@ -14,10 +14,11 @@ use pinlog_core::exit::Failure;
 use crate::checkpoint::Checkpoint;
 use crate::cosignature::cosigned_by;
 use crate::hash::Hash;
-use crate::in_dir::{self, InDirError};
+use crate::in_dir;
 use crate::merkle::{self, CompactRange};
 use crate::note::{Note, SignerKey};
 use crate::proof::Receipt;
+use crate::source::{Dir, FileError};
 use crate::store::{SignedCheckpoint, Store, StoreError};
 use crate::tile_reader::{TileReadError, TileReader};
 use crate::tiles::{self, TileId, HEIGHT, WIDTH};
@@ -37,7 +38,7 @@ pub enum PublishError {
     /// A file of the log directory could not be read, or is not a regular file in it.
     Read {
         path: PathBuf,
-        error: InDirError,
+        error: FileError,
     },
     /// The directory or the store holds something this log must not overwrite or sign over.
     Refused(String),
@@ -168,7 +169,7 @@ fn served_checkpoint(
     let path = out.join(CHECKPOINT);
     let bytes = match in_dir::read(out, CHECKPOINT, crate::note::MAX_NOTE as u64) {
         Ok(b) => b,
-        Err(InDirError::Missing) => return Ok(None),
+        Err(FileError::Missing) => return Ok(None),
         Err(error) => return Err(PublishError::Read { path, error }),
     };
     let refuse = |why: String| {
@@ -466,7 +467,7 @@ fn ask_witnesses(
         .map_err(|e| PublishError::Refused(format!("the log's own checkpoint: {e}")))?;
     let size = body.size;
     let proof = |old: u64| -> Result<Vec<Hash>, String> {
-        let mut reader = TileReader::new(out, size);
+        let mut reader = TileReader::new(Dir(out), size);
         match merkle::consistency_proof(&mut reader, old, size) {
             Ok(Ok(p)) => Ok(p),
             Ok(Err(e)) => Err(e.to_string()),
@@ -585,7 +586,7 @@ impl TileWriter<'_> {
         let path = self.out.join(rel);
         match in_dir::read(self.out, rel, bytes.len() as u64) {
             Ok(have) if have == bytes => return Ok(()),
-            Err(error @ InDirError::NotRegular { .. }) => {
+            Err(error @ FileError::NotRegular { .. }) => {
                 return Err(PublishError::Read { path, error })
             }
             _ => {}
@@ -675,7 +676,7 @@ pub fn prove(dir: &Path, index: u64) -> Result<Receipt, PublishError> {
         .map_err(|e| PublishError::CannotProve(format!("{}: {e}", path.display())))?;
     let c = Checkpoint::parse(&note.text)
         .map_err(|e| PublishError::CannotProve(format!("{}: {e}", path.display())))?;
-    let mut reader = TileReader::new(dir, c.size);
+    let mut reader = TileReader::new(Dir(dir), c.size);
     let proof = match merkle::inclusion_proof(&mut reader, index, c.size)? {
         Ok(p) => p,
         Err(e) => return Err(PublishError::CannotProve(e.to_string())),

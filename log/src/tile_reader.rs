@@ -1,15 +1,18 @@
-//! Reading a published log directory's tiles for one tree size: subtree hashes for proofs, and
-//! the entries out of their bundles. Every walk of the bundles (verify-log, lookup, prove) reads
-//! them here, through [`in_dir`].
+//! Reading a published log's tiles for one tree size: subtree hashes for proofs, and the entries
+//! out of their bundles. Every walk of the bundles (verify-log, mirror, lookup, prove) reads them
+//! here, from a [`LogSource`].
+//!
+//! A partial tile that is not there is read from the whole tile when the log has grown past it
+//! (C2SP tlog-tiles lets a log drop partial tiles once the whole one exists): its first W hashes,
+//! or entries, are the partial tile's.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
-use std::path::{Path, PathBuf};
 
 use crate::hash::Hash;
-use crate::in_dir::{self, InDirError};
 use crate::merkle::HashSource;
+use crate::source::{FileError, LogSource};
 use crate::tiles::{self, TileError, TileId, HEIGHT, MAX_ENTRY, WIDTH};
 
 /// The largest entry bundle read: 256 entries of the largest size, each with its length.
@@ -44,17 +47,17 @@ impl fmt::Display for TileReadError {
 
 impl std::error::Error for TileReadError {}
 
-/// The tiles of a log directory, as they stand for a tree of `size` entries.
-pub struct TileReader {
-    dir: PathBuf,
+/// The tiles of a log, as they stand for a tree of `size` entries.
+pub struct TileReader<S> {
+    source: S,
     size: u64,
     cache: HashMap<(u8, u64), Vec<Hash>>,
 }
 
-impl TileReader {
-    pub fn new(dir: &Path, size: u64) -> TileReader {
+impl<S: LogSource> TileReader<S> {
+    pub fn new(source: S, size: u64) -> TileReader<S> {
         TileReader {
-            dir: dir.to_path_buf(),
+            source,
             size,
             cache: HashMap::new(),
         }
@@ -78,20 +81,19 @@ impl TileReader {
         }
     }
 
-    fn read(&self, tile: &TileId, max: u64) -> Result<Vec<u8>, TileReadError> {
-        in_dir::read(&self.dir, &tile.path(), max).map_err(|e| TileReadError {
-            tile: tile.path(),
-            fault: read_fault(&e),
-            detail: e.to_string(),
-        })
-    }
-
     fn hashes(&mut self, level: u8, n: u64) -> Result<&[Hash], TileReadError> {
         let tile = self.tile_for(Some(level), n);
         if !self.cache.contains_key(&(level, tile.index)) {
-            let bytes = self.read(&tile, WIDTH * 32)?;
+            let mut bytes = Vec::new();
+            let read = read_hash_tile(&self.source, &tile, &mut bytes).map_err(|(at, e)| {
+                TileReadError {
+                    tile: at,
+                    fault: read_fault(&e),
+                    detail: e.to_string(),
+                }
+            })?;
             let hashes = tiles::decode_hashes(&bytes, tile.width).map_err(|e| TileReadError {
-                tile: tile.path(),
+                tile: read,
                 fault: TileFault::Damaged,
                 detail: e.to_string(),
             })?;
@@ -102,6 +104,25 @@ impl TileReader {
             self.cache.insert((level, tile.index), hashes);
         }
         Ok(&self.cache[&(level, tile.index)])
+    }
+
+    /// The hashes at `level` that come before hash number `n` of that level in its tile: what a
+    /// tree of `n << (8 * level)` entries has of the tile that `n` falls in.
+    pub fn hashes_before(&mut self, level: u8, n: u64) -> Result<Vec<Hash>, TileReadError> {
+        let k = (n % WIDTH) as usize;
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let tile = self.tile_for(Some(level), n - 1);
+        let hashes = self.hashes(level, n - 1)?;
+        hashes
+            .get(..k)
+            .map(<[Hash]>::to_vec)
+            .ok_or_else(|| TileReadError {
+                tile: tile.path(),
+                fault: TileFault::Damaged,
+                detail: "the tile is too short for the tree size".into(),
+            })
     }
 
     /// The bytes of entry `index`, out of its bundle.
@@ -115,7 +136,7 @@ impl TileReader {
             return Err(beyond());
         }
         let mut bytes = Vec::new();
-        let bundle = BundleReader::new(&self.dir, self.size)
+        let bundle = BundleReader::new(&self.source, self.size)
             .read(index / WIDTH, &mut bytes)
             .map_err(|e| TileReadError {
                 fault: match &e.fault {
@@ -135,15 +156,42 @@ impl TileReader {
 }
 
 /// What a failure to read a tile file means for a proof.
-fn read_fault(e: &InDirError) -> TileFault {
+fn read_fault(e: &FileError) -> TileFault {
     match e {
-        InDirError::Missing => TileFault::Missing,
-        InDirError::TooLarge { .. } => TileFault::Damaged,
-        InDirError::NotRegular { .. } | InDirError::Io(_) => TileFault::Unreadable,
+        FileError::Missing => TileFault::Missing,
+        FileError::TooLarge { .. } => TileFault::Damaged,
+        FileError::NotRegular { .. } | FileError::Fetch(_) | FileError::Io(_) => {
+            TileFault::Unreadable
+        }
     }
 }
 
-impl HashSource for TileReader {
+/// Reads hash tile `tile` into `buf`, or the first `tile.width` hashes of the whole tile when a
+/// partial one is missing. Returns the path read; an error names the path that failed.
+pub fn read_hash_tile(
+    source: &impl LogSource,
+    tile: &TileId,
+    buf: &mut Vec<u8>,
+) -> Result<String, (String, FileError)> {
+    let want = u64::from(tile.width) * 32;
+    let path = tile.path();
+    match source.read_into(&path, want, buf) {
+        Err(FileError::Missing) if tile.is_partial() => {
+            let whole = tile.whole().path();
+            source
+                .read_into(&whole, WIDTH * 32, buf)
+                .map_err(|e| (whole.clone(), e))?;
+            if buf.len() as u64 >= want {
+                buf.truncate(want as usize);
+            }
+            Ok(whole)
+        }
+        Err(e) => Err((path, e)),
+        Ok(()) => Ok(path),
+    }
+}
+
+impl<S: LogSource> HashSource for TileReader<S> {
     type Error = TileReadError;
 
     fn subtree(&mut self, level: u8, index: u64) -> Result<Hash, TileReadError> {
@@ -188,7 +236,7 @@ pub struct BundleError {
 pub enum BundleFault {
     /// The file could not be read: missing, larger than a bundle can be, not a regular file, or
     /// an I/O error.
-    Read(InDirError),
+    Read(FileError),
     /// Its bytes are not as many length-prefixed entries as its name says; a truncation names
     /// the entry it cuts.
     Format(TileError),
@@ -227,17 +275,17 @@ pub struct Bundle<'b> {
     pub entries: Vec<&'b [u8]>,
 }
 
-/// The entry bundles of a log directory, as they stand for a tree of `size` entries: bundle `n`
-/// is whole if the tree has filled it, else the partial bundle of this size.
+/// The entry bundles of a log, as they stand for a tree of `size` entries: bundle `n` is whole if
+/// the tree has filled it, else the partial bundle of this size.
 #[derive(Debug, Clone, Copy)]
-pub struct BundleReader<'a> {
-    dir: &'a Path,
+pub struct BundleReader<S> {
+    source: S,
     size: u64,
 }
 
-impl<'a> BundleReader<'a> {
-    pub fn new(dir: &'a Path, size: u64) -> Self {
-        BundleReader { dir, size }
+impl<S: LogSource> BundleReader<S> {
+    pub fn new(source: S, size: u64) -> Self {
+        BundleReader { source, size }
     }
 
     /// How many bundles the tree has.
@@ -261,14 +309,37 @@ impl<'a> BundleReader<'a> {
     /// Reads bundle `n` into `buf`, a buffer the caller reuses, and splits it into its entries.
     pub fn read<'b>(&self, n: u64, buf: &'b mut Vec<u8>) -> Result<Bundle<'b>, BundleError> {
         let tile = self.tile(n);
-        let fault = |fault| BundleError {
-            file: tile.path(),
-            fault,
+        let path = tile.path();
+        let read = match self.source.read_into(&path, MAX_BUNDLE, buf) {
+            Err(FileError::Missing) if tile.is_partial() => {
+                let whole = tile.whole().path();
+                self.source
+                    .read_into(&whole, MAX_BUNDLE, buf)
+                    .map_err(|e| BundleError {
+                        file: whole.clone(),
+                        fault: BundleFault::Read(e),
+                    })?;
+                let fault = |fault| BundleError {
+                    file: whole.clone(),
+                    fault,
+                };
+                let end = tiles::bundle_prefix(buf, tile.width)
+                    .map_err(|e| fault(BundleFault::Format(e)))?;
+                buf.truncate(end);
+                whole
+            }
+            Err(e) => {
+                return Err(BundleError {
+                    file: path,
+                    fault: BundleFault::Read(e),
+                })
+            }
+            Ok(()) => path,
         };
-        in_dir::read_into(self.dir, &tile.path(), MAX_BUNDLE, buf)
-            .map_err(|e| fault(BundleFault::Read(e)))?;
-        let entries =
-            tiles::bundle_entries(buf, tile.width).map_err(|e| fault(BundleFault::Format(e)))?;
+        let entries = tiles::bundle_entries(buf, tile.width).map_err(|e| BundleError {
+            file: read,
+            fault: BundleFault::Format(e),
+        })?;
         Ok(Bundle {
             tile,
             bytes: buf,
@@ -279,16 +350,19 @@ impl<'a> BundleReader<'a> {
     /// Holds the older partial copies of a bundle (`N.p/W`, W below its width) to its first W
     /// entries. Wider ones belong to no tree of this size and are not looked at.
     pub fn check_older(&self, bundle: &Bundle<'_>) -> Result<(), BundleError> {
-        let older = older_partials(self.dir, &bundle.tile).map_err(|e| BundleError {
-            file: bundle.tile.partials_dir(),
-            fault: BundleFault::List(e),
-        })?;
+        let older = self
+            .source
+            .older_partials(&bundle.tile)
+            .map_err(|e| BundleError {
+                file: bundle.tile.partials_dir(),
+                fault: BundleFault::List(e),
+            })?;
         for partial in older {
             let file = partial.path();
             let w = usize::from(partial.width);
             let end: usize = bundle.entries[..w].iter().map(|e| 2 + e.len()).sum();
             // One byte more than the prefix: a longer copy is refused, not cut to fit.
-            match in_dir::read(self.dir, &file, end as u64 + 1) {
+            match self.source.read(&file, end as u64 + 1) {
                 Ok(got) if got == bundle.bytes[..end] => {}
                 Ok(_) => {
                     return Err(BundleError {
@@ -307,13 +381,13 @@ impl<'a> BundleReader<'a> {
         Ok(())
     }
 
-    /// Reads every bundle on `threads` threads, turns each into a `T` with `load` on the thread
-    /// that read it, and hands them to `take` in order; the first error ends the walk. Memory
-    /// holds, per thread, the bundle being read and [`QUEUED`] loaded ones. With no thread to be
-    /// had, every bundle is read on the caller's.
+    /// Reads every bundle from number `first` on, on as many threads as the source asks for,
+    /// turns each into a `T` with `load` on the thread that read it, and hands them to `take` in
+    /// order; the first error ends the walk. Memory holds, per thread, the bundle being read and
+    /// [`QUEUED`] loaded ones. With no thread to be had, every bundle is read on the caller's.
     pub fn read_in_order<T, E>(
         &self,
-        threads: u64,
+        first: u64,
         load: impl Fn(Bundle<'_>) -> Result<T, E> + Sync,
         mut take: impl FnMut(T) -> Result<(), E>,
     ) -> Result<(), E>
@@ -322,16 +396,16 @@ impl<'a> BundleReader<'a> {
         E: Send + From<BundleError>,
     {
         let count = self.count();
-        let threads = threads.max(1);
+        let threads = self.source.readers().max(1);
         let load = &load;
         let read = move |n: u64, buf: &mut Vec<u8>| load(self.read(n, buf)?);
         std::thread::scope(|scope| {
             let mut inboxes = Vec::new();
-            for first in 0..threads {
+            for t in 0..threads {
                 let (tx, rx) = std::sync::mpsc::sync_channel(QUEUED);
                 let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
                     let mut buf = Vec::new();
-                    for n in (first..count).step_by(threads as usize) {
+                    for n in (first + t..count).step_by(threads as usize) {
                         let loaded = read(n, &mut buf);
                         let failed = loaded.is_err();
                         if tx.send(loaded).is_err() || failed {
@@ -348,8 +422,8 @@ impl<'a> BundleReader<'a> {
                 }
             }
             let mut buf = Vec::new();
-            for n in 0..count {
-                let loaded = match inboxes.get((n % threads) as usize) {
+            for n in first..count {
+                let loaded = match inboxes.get(((n - first) % threads) as usize) {
                     Some(rx) => rx
                         .recv()
                         .expect("a reader sends every bundle until one fails")?,
@@ -362,7 +436,7 @@ impl<'a> BundleReader<'a> {
     }
 
     /// Every entry in order, with its index, one bundle read at a time; the first error ends it.
-    pub fn entries(self) -> Entries<'a> {
+    pub fn entries(self) -> Entries<S> {
         Entries {
             reader: self,
             next_bundle: 0,
@@ -374,9 +448,9 @@ impl<'a> BundleReader<'a> {
     }
 }
 
-/// The entries of a log directory: see [`BundleReader::entries`].
-pub struct Entries<'a> {
-    reader: BundleReader<'a>,
+/// The entries of a log: see [`BundleReader::entries`].
+pub struct Entries<S> {
+    reader: BundleReader<S>,
     next_bundle: u64,
     next_index: u64,
     buf: Vec<u8>,
@@ -384,7 +458,7 @@ pub struct Entries<'a> {
     failed: bool,
 }
 
-impl Iterator for Entries<'_> {
+impl<S: LogSource> Iterator for Entries<S> {
     type Item = Result<(u64, Vec<u8>), BundleError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -412,39 +486,17 @@ impl Iterator for Entries<'_> {
     }
 }
 
-/// The older partial versions (`N.p/W`) present beside `tile` and narrower than it, by width.
-/// Only canonical names count: `7`, not `07`.
-pub fn older_partials(dir: &Path, tile: &TileId) -> io::Result<Vec<TileId>> {
-    let read = match std::fs::read_dir(dir.join(tile.partials_dir())) {
-        Ok(r) => r,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let mut out = Vec::new();
-    for item in read {
-        let name = item?.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if name.starts_with('0') || !name.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if let Ok(width) = name.parse::<u16>() {
-            if (1..tile.width).contains(&width) {
-                out.push(TileId { width, ..*tile });
-            }
-        }
-    }
-    out.sort_by_key(|t| t.width);
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+    use crate::source::Dir;
 
     /// A directory with the bundles of a log of `size` entries, entry `i` being `i` in decimal.
     fn log_of(size: u64) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        let reader = BundleReader::new(dir.path(), size);
+        let reader = BundleReader::new(Dir(dir.path()), size);
         for n in 0..reader.count() {
             let tile = reader.tile(n);
             let mut bytes = Vec::new();
@@ -465,7 +517,7 @@ mod tests {
     #[test]
     fn entries_come_in_order_with_their_index() {
         let dir = log_of(WIDTH + 2);
-        let read: Vec<(u64, Vec<u8>)> = BundleReader::new(dir.path(), WIDTH + 2)
+        let read: Vec<(u64, Vec<u8>)> = BundleReader::new(Dir(dir.path()), WIDTH + 2)
             .entries()
             .collect::<Result<_, _>>()
             .unwrap();
@@ -474,7 +526,7 @@ mod tests {
             assert_eq!(*index, i as u64);
             assert_eq!(bytes, i.to_string().as_bytes());
         }
-        assert_eq!(BundleReader::new(dir.path(), 0).entries().count(), 0);
+        assert_eq!(BundleReader::new(Dir(dir.path()), 0).entries().count(), 0);
     }
 
     #[test]
@@ -485,7 +537,7 @@ mod tests {
             "tile/entries/000.p/3",
             &[0, 1, b'0', 0, 1, b'1', 0, 5],
         );
-        let mut entries = BundleReader::new(dir.path(), 3).entries();
+        let mut entries = BundleReader::new(Dir(dir.path()), 3).entries();
         let e = entries.next().unwrap().unwrap_err();
         assert_eq!(e.file, "tile/entries/000.p/3");
         assert!(matches!(
@@ -493,10 +545,13 @@ mod tests {
             BundleFault::Format(TileError::TruncatedEntry { entry: 2, .. })
         ));
         assert!(entries.next().is_none());
-        let e = BundleReader::new(dir.path(), 4).entries().next().unwrap();
+        let e = BundleReader::new(Dir(dir.path()), 4)
+            .entries()
+            .next()
+            .unwrap();
         assert!(matches!(
             e.unwrap_err().fault,
-            BundleFault::Read(InDirError::Missing)
+            BundleFault::Read(FileError::Missing)
         ));
     }
 
@@ -508,17 +563,20 @@ mod tests {
         let bundle = dir.path().join("tile/entries/000.p/2");
         std::fs::remove_file(&bundle).unwrap();
         std::os::unix::fs::symlink(other.path().join("tile/entries/000.p/2"), &bundle).unwrap();
-        let e = BundleReader::new(dir.path(), 2).entries().next().unwrap();
+        let e = BundleReader::new(Dir(dir.path()), 2)
+            .entries()
+            .next()
+            .unwrap();
         assert!(matches!(
             e.unwrap_err().fault,
-            BundleFault::Read(InDirError::NotRegular { .. })
+            BundleFault::Read(FileError::NotRegular { .. })
         ));
     }
 
     #[test]
     fn older_partials_must_be_prefixes() {
         let dir = log_of(5);
-        let reader = BundleReader::new(dir.path(), 5);
+        let reader = BundleReader::new(Dir(dir.path()), 5);
         let mut buf = Vec::new();
         let bundle = reader.read(0, &mut buf).unwrap();
         let prefix = &bundle.bytes[..6];
@@ -531,7 +589,7 @@ mod tests {
         let e = reader.check_older(&bundle).unwrap_err();
         assert_eq!(e.file, "tile/entries/000.p/1");
         assert!(matches!(e.fault, BundleFault::OlderDiffers));
-        let older = older_partials(dir.path(), &bundle.tile).unwrap();
+        let older = Dir(dir.path()).older_partials(&bundle.tile).unwrap();
         let widths: Vec<u16> = older.iter().map(|t| t.width).collect();
         assert_eq!(widths, [1, 2]);
     }
@@ -540,11 +598,11 @@ mod tests {
     fn bundles_read_on_threads_arrive_in_order_until_one_fails() {
         let size = 5 * WIDTH + 3;
         let dir = log_of(size);
-        let reader = BundleReader::new(dir.path(), size);
+        let reader = BundleReader::new(Dir(dir.path()), size);
         let mut seen = Vec::new();
         reader
             .read_in_order(
-                2,
+                0,
                 |b| Ok::<_, BundleError>((b.tile.index, b.entries.len())),
                 |got| {
                     seen.push(got);
@@ -559,7 +617,7 @@ mod tests {
         let mut seen = Vec::new();
         let e = reader
             .read_in_order(
-                2,
+                0,
                 |b| Ok::<_, BundleError>(b.tile.index),
                 |n| {
                     seen.push(n);
@@ -569,5 +627,55 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.file, "tile/entries/003");
         assert_eq!(seen, [0, 1, 2]);
+
+        // From a later bundle on, the earlier ones are not read.
+        let mut seen = Vec::new();
+        reader
+            .read_in_order(
+                4,
+                |b| Ok::<_, BundleError>(b.tile.index),
+                |n| {
+                    seen.push(n);
+                    Ok(())
+                },
+            )
+            .unwrap();
+        assert_eq!(seen, [4, 5]);
+    }
+
+    #[test]
+    fn a_missing_partial_is_read_from_the_whole_tile() {
+        let dir = log_of(WIDTH);
+        // The log grew from 3 entries to 256, and dropped its partial bundle and tile.
+        let mut buf = Vec::new();
+        let bundle = BundleReader::new(Dir(dir.path()), 3)
+            .read(0, &mut buf)
+            .unwrap();
+        assert_eq!(bundle.entries, [&b"0"[..], b"1", b"2"]);
+        let hashes: Vec<Hash> = (0..WIDTH)
+            .map(|i| Hash::leaf(i.to_string().as_bytes()))
+            .collect();
+        put(dir.path(), "tile/0/000", &tiles::encode_hashes(&hashes));
+        let mut reader = TileReader::new(Dir(dir.path()), 3);
+        assert_eq!(reader.hashes_before(0, 3).unwrap(), hashes[..3]);
+        // A partial that is there is read, not the whole tile.
+        put(
+            dir.path(),
+            "tile/0/000.p/3",
+            &tiles::encode_hashes(&hashes[5..8]),
+        );
+        let mut reader = TileReader::new(Dir(dir.path()), 3);
+        assert_eq!(reader.hashes_before(0, 3).unwrap(), hashes[5..8]);
+        // A whole bundle too short for the partial is named.
+        put(dir.path(), "tile/entries/001", &[0, 1, b'x']);
+        let e = BundleReader::new(Dir(dir.path()), WIDTH + 2)
+            .read(1, &mut buf)
+            .err()
+            .unwrap();
+        assert_eq!(e.file, "tile/entries/001");
+        assert!(matches!(
+            e.fault,
+            BundleFault::Format(TileError::TruncatedEntry { entry: 1, .. })
+        ));
     }
 }

@@ -41,13 +41,17 @@ impl TileId {
         p
     }
 
-    /// The directory its partial versions live in, e.g. `tile/0/x001/x234/067.p`.
-    pub fn partials_dir(&self) -> String {
-        let whole = TileId {
+    /// The whole tile this one is (or will become) a part of.
+    pub fn whole(&self) -> TileId {
+        TileId {
             width: WIDTH as u16,
             ..*self
-        };
-        format!("{}.p", whole.path())
+        }
+    }
+
+    /// The directory its partial versions live in, e.g. `tile/0/x001/x234/067.p`.
+    pub fn partials_dir(&self) -> String {
+        format!("{}.p", self.whole().path())
     }
 
     pub fn is_partial(&self) -> bool {
@@ -174,6 +178,22 @@ pub fn push_entry(bundle: &mut Vec<u8>, entry: &[u8]) {
     bundle.extend_from_slice(entry);
 }
 
+/// How many bytes the first `width` entries of a bundle take: a whole bundle read in place of a
+/// partial one is cut there.
+pub fn bundle_prefix(bytes: &[u8], width: u16) -> Result<usize, TileError> {
+    let mut at = 0;
+    for entry in 0..usize::from(width) {
+        let truncated = TileError::TruncatedEntry { entry, offset: at };
+        let head = bytes.get(at..at + 2).ok_or(truncated.clone())?;
+        let end = at + 2 + usize::from(u16::from_be_bytes([head[0], head[1]]));
+        if end > bytes.len() {
+            return Err(truncated);
+        }
+        at = end;
+    }
+    Ok(at)
+}
+
 /// The entries of a bundle of `width` entries, each as a slice of `bytes`.
 pub fn bundle_entries(bytes: &[u8], width: u16) -> Result<Vec<&[u8]>, TileError> {
     let mut out = Vec::with_capacity(usize::from(width));
@@ -275,6 +295,29 @@ mod tests {
         assert!(matches!(
             bundle_entries(&b[..5], 3),
             Err(TileError::TruncatedEntry { entry: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn a_bundles_prefix_is_its_first_entries() {
+        let mut b = Vec::new();
+        for e in [&b"ab"[..], b"", b"xyz"] {
+            push_entry(&mut b, e);
+        }
+        assert_eq!(bundle_prefix(&b, 0), Ok(0));
+        assert_eq!(bundle_prefix(&b, 1), Ok(4));
+        assert_eq!(bundle_prefix(&b, 2), Ok(6));
+        assert_eq!(bundle_prefix(&b, 3), Ok(b.len()));
+        assert!(matches!(
+            bundle_prefix(&b, 4),
+            Err(TileError::TruncatedEntry { entry: 3, .. })
+        ));
+        assert!(matches!(
+            bundle_prefix(&b[..8], 3),
+            Err(TileError::TruncatedEntry {
+                entry: 2,
+                offset: 6
+            })
         ));
     }
 

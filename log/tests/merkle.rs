@@ -152,6 +152,24 @@ fn roots_match_the_definition() {
 }
 
 #[test]
+fn a_resumed_range_goes_on_as_if_it_had_every_leaf() {
+    let data = leaves(70);
+    for start in 0..=data.len() {
+        let mut range = CompactRange::resume(&mut Naive(&data), start as u64).unwrap();
+        assert_eq!(range.size(), start as u64);
+        assert_eq!(range.root(), mth(&data[..start]), "resumed at {start}");
+        for n in start + 1..=data.len() {
+            range.push(Hash::leaf(&data[n - 1]), |_, _, _| {});
+            assert_eq!(
+                range.root(),
+                mth(&data[..n]),
+                "resumed at {start}, size {n}"
+            );
+        }
+    }
+}
+
+#[test]
 fn compact_range_reports_every_whole_subtree() {
     let data = leaves(64);
     let mut range = CompactRange::default();

@@ -13,6 +13,7 @@ use pinlog_log::entry::{Entry, Timestamp};
 use pinlog_log::in_dir;
 use pinlog_log::merkle::CompactRange;
 use pinlog_log::note::{VerifierKey, MAX_NOTE};
+use pinlog_log::source::Dir;
 use pinlog_log::tile_reader::BundleReader;
 use pinlog_log::Hash;
 use pinlog_verifier::checkpoint::Policy;
@@ -131,7 +132,7 @@ pub fn load(config: &LogConfig) -> Result<LogIndex, LogProblem> {
     let size = checkpoint.size;
     let mut range = CompactRange::default();
     let mut servers: BTreeMap<String, History> = BTreeMap::new();
-    for read in BundleReader::new(&config.dir, size).entries() {
+    for read in BundleReader::new(Dir(&config.dir), size).entries() {
         let (index, body) = read.map_err(|_| LogProblem::Moved)?;
         range.push(Hash::leaf(&body), |_, _, _| {});
         let entry = Entry::read(&body).map_err(|_| LogProblem::Moved)?;

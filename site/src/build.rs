@@ -11,8 +11,9 @@ use base64::Engine;
 use pinlog_core::files::write_atomic_unsynced;
 use pinlog_core::json::{self, Limits, Value};
 use pinlog_core::{render, Digest};
-use pinlog_log::in_dir::{self, InDirError};
+use pinlog_log::in_dir;
 use pinlog_log::proof::Receipt;
+use pinlog_log::source::FileError;
 use pinlog_log::store::Store;
 use sha2::{Digest as _, Sha256};
 
@@ -574,7 +575,7 @@ const MAX_LOG_FILE: u64 = 64 << 20;
 /// that is not a regular file or a directory is refused, whatever its name, and so is a link in
 /// place of `tile`, `blobs` or `blobs/sha256`: the copy would not be the log.
 fn copy_log(from: &Path, checkpoint: &str, out: &mut Out) -> Result<(), SiteError> {
-    let refused = |rel: &str, e: InDirError| {
+    let refused = |rel: &str, e: FileError| {
         SiteError::Io(format!("cannot read {}: {e}", from.join(rel).display()))
     };
     for rel in ["tile", "blobs", "blobs/sha256"] {
@@ -582,7 +583,7 @@ fn copy_log(from: &Path, checkpoint: &str, out: &mut Out) -> Result<(), SiteErro
             let found = "a symbolic link";
             return Err(refused(
                 rel,
-                InDirError::NotRegular {
+                FileError::NotRegular {
                     at: rel.into(),
                     found,
                 },
@@ -594,16 +595,16 @@ fn copy_log(from: &Path, checkpoint: &str, out: &mut Out) -> Result<(), SiteErro
         let read = match std::fs::read_dir(from.join(&dir)) {
             Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(refused(&dir, InDirError::Io(e))),
+            Err(e) => return Err(refused(&dir, FileError::Io(e))),
         };
         for e in read {
-            let e = e.map_err(|err| refused(&dir, InDirError::Io(err)))?;
+            let e = e.map_err(|err| refused(&dir, FileError::Io(err)))?;
             let name = e.file_name();
             let rel = format!("{dir}/{}", name.to_string_lossy());
             let hidden = name.to_string_lossy().starts_with('.');
             let ty = e
                 .file_type()
-                .map_err(|err| refused(&rel, InDirError::Io(err)))?;
+                .map_err(|err| refused(&rel, FileError::Io(err)))?;
             if ty.is_dir() && !hidden {
                 stack.push(rel);
             } else if !(hidden && (ty.is_dir() || ty.is_file())) {

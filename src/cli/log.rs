@@ -17,6 +17,8 @@ use pinlog_log::store::Store;
 use pinlog_log::tiles::MAX_ENTRY;
 use pinlog_log::witness_policy::WitnessPolicy;
 
+use pinlog_verifier::command::{mirror_command, VerifyLogOptions};
+
 use crate::io;
 
 #[derive(Subcommand)]
@@ -37,6 +39,48 @@ pub enum LogCommand {
     Publish(PublishArgs),
     /// Print the c2sp.org/tlog-proof@v1 inclusion receipt of one entry of a published log
     Prove(ProveArgs),
+    /// Copy a log served over HTTP(S) into a directory, verifying it first
+    ///
+    /// The checkpoint is fetched first, then the files the copy lacks, into a holding place
+    /// inside DIR; they move into place only once the whole new part verified against the pinned
+    /// key, and the copy's checkpoint is replaced last. So the copy always verifies, a rollback or
+    /// a fork of the served log is refused (exit 1, both checkpoints printed), and a second run
+    /// fetches only what is new.
+    Mirror(MirrorArgs),
+}
+
+#[derive(Args)]
+pub struct MirrorArgs {
+    /// The URL serving the log (the directory that holds `checkpoint`)
+    #[arg(value_name = "URL")]
+    pub url: String,
+    /// The copy: created if absent
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// The log's public key, `name+hex8+base64`, pinned from a source you trust
+    #[arg(long, value_name = "VKEY")]
+    pub vkey: Vec<String>,
+    /// A file holding the log's public key (one per line; `#` starts a comment)
+    #[arg(long, value_name = "FILE")]
+    pub vkey_file: Vec<PathBuf>,
+    /// A witness's cosignature key; repeat for each witness
+    #[arg(long, value_name = "VKEY")]
+    pub witness: Vec<String>,
+    /// How many of the witnesses must have cosigned [default: all of them]
+    #[arg(long, value_name = "K")]
+    pub quorum: Option<usize>,
+    /// A witness policy file (docs/WITNESSING.md) whose quorum the checkpoint must meet
+    #[arg(long, value_name = "FILE")]
+    pub witness_policy: Option<PathBuf>,
+    /// How long one request may take before it is tried again
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// Check only the tlog-tiles layers, for a log that is not pinlog's
+    #[arg(long)]
+    pub generic: bool,
+    /// No progress bar
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Args)]
@@ -245,4 +289,22 @@ pub fn prove(args: ProveArgs) -> Result<Exit, Failure> {
         None => print!("{text}"),
     }
     Ok(Exit::Ok)
+}
+
+pub fn mirror(args: MirrorArgs) -> Result<Exit, Failure> {
+    let options = VerifyLogOptions {
+        log: None,
+        cache: None,
+        timeout: args.timeout,
+        vkey: args.vkey,
+        vkey_file: args.vkey_file,
+        witness: args.witness,
+        quorum: args.quorum,
+        witness_policy: args.witness_policy,
+        state: None,
+        generic: args.generic,
+        proof: None,
+        quiet: args.quiet,
+    };
+    mirror_command(&args.url, &args.dir, &options)
 }

@@ -2,6 +2,7 @@
 //! `pinlog-verify`). Built only with the `cli` feature; the command is [`crate::command`].
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
@@ -9,9 +10,10 @@ use crate::command::VerifyLogOptions;
 
 #[derive(Args, Debug)]
 pub struct VerifyLogArgs {
-    /// The log directory (holding `checkpoint`, `tile/`, `blobs/`)
-    #[arg(value_name = "DIR", required_unless_present = "proof")]
-    pub dir: Option<PathBuf>,
+    /// The log: a directory holding `checkpoint`, `tile/`, `blobs/`, or the http(s) URL that
+    /// serves them
+    #[arg(value_name = "DIR|URL", required_unless_present = "proof")]
+    pub log: Option<String>,
     /// The log's public key, `name+hex8+base64`, pinned from a source you trust (never the copy
     /// shipped beside the data)
     #[arg(long, value_name = "VKEY")]
@@ -34,6 +36,13 @@ pub struct VerifyLogArgs {
     /// remembered there (a rollback or a fork fails)
     #[arg(long, value_name = "FILE", conflicts_with = "proof")]
     pub state: Option<PathBuf>,
+    /// For a URL: keep the fetched files in DIR and read them from there next time (each is
+    /// verified again all the same)
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// For a URL: how long one request may take before it is tried again
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
     /// Check only the tlog-tiles layers, for a log that is not pinlog's
     #[arg(long)]
     pub generic: bool,
@@ -48,7 +57,9 @@ pub struct VerifyLogArgs {
 impl VerifyLogArgs {
     pub fn options(&self) -> VerifyLogOptions {
         VerifyLogOptions {
-            dir: self.dir.clone(),
+            log: self.log.clone(),
+            cache: self.cache.clone(),
+            timeout: self.timeout,
             vkey: self.vkey.clone(),
             vkey_file: self.vkey_file.clone(),
             witness: self.witness.clone(),

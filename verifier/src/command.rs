@@ -2,25 +2,35 @@
 //! checks with the options given, and the lines it prints.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::files::read_bounded;
 use pinlog_core::render;
+use pinlog_log::fetch::{FetchOptions, Served};
 use pinlog_log::keyfile::pinned_keys;
 use pinlog_log::note::VerifierKey;
 use pinlog_log::witness_policy::{LogKey, WitnessPolicy};
 
 use crate::checkpoint::Policy;
-use crate::verify_log::{verify_log, Options};
+use crate::mirror::{mirror, INCOMING};
+use crate::outcome::Severity;
+use crate::verify_log::{verify_log, verify_source, Options, State, Verified};
 use crate::verify_proof::verify_proof;
+use crate::VerifyError;
 
 /// What `verify-log` checks, and against which keys.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct VerifyLogOptions {
-    /// The log directory; with `proof`, where the receipt's entry is checked too.
-    pub dir: Option<PathBuf>,
+    /// The log: a directory, or the http(s) URL serving one; with `proof`, a directory where the
+    /// receipt's entry is checked too.
+    pub log: Option<String>,
+    /// For a URL: where fetched files are kept between runs.
+    pub cache: Option<PathBuf>,
+    /// For a URL: the deadline of one request.
+    pub timeout: Duration,
     /// The log's public keys, as text.
     pub vkey: Vec<String>,
     /// Files holding the log's public keys, one per line.
@@ -49,7 +59,14 @@ pub fn verify_log_command(args: &VerifyLogOptions) -> Result<Exit, Failure> {
     if let Some(proof) = &args.proof {
         let bytes = read_bounded(proof, pinlog_log::proof::MAX_RECEIPT as u64)
             .map_err(|e| Failure::unreadable(format!("cannot read {}: {e}", proof.display())))?;
-        return match verify_proof(&bytes, &policy, args.dir.as_deref(), args.generic) {
+        if args.log.as_deref().is_some_and(is_url) {
+            return Err(Failure::usage(
+                "--proof checks a receipt against a log directory, not a URL: leave the log out \
+                 to check the receipt alone, or give a copy (`pinlog log mirror URL DIR`)",
+            ));
+        }
+        let dir = args.log.as_deref().map(Path::new);
+        return match verify_proof(&bytes, &policy, dir, args.generic) {
             Ok(p) => {
                 let c = &p.opened.checkpoint;
                 let what = match &p.entry {
@@ -68,30 +85,39 @@ pub fn verify_log_command(args: &VerifyLogOptions) -> Result<Exit, Failure> {
             Err(e) => report(&e, "proof"),
         };
     }
-    let Some(dir) = args.dir.as_deref() else {
+    let Some(log) = args.log.as_deref() else {
         return Err(Failure::usage(
-            "give the log directory, or a receipt with --proof",
+            "give the log directory or URL, or a receipt with --proof",
         ));
     };
     let options = Options {
         policy,
-        state: args.state.clone(),
+        state: args.state.as_deref().map(State::at),
         generic: args.generic,
     };
-    let bar = if args.quiet || !std::io::stderr().is_terminal() {
-        ProgressBar::hidden()
-    } else {
-        let bar = ProgressBar::new(0);
-        bar.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} entries, {eta} left")
-                .expect("a fixed template"),
-        );
-        bar
-    };
-    let outcome = verify_log(dir, &options, |done, total| {
+    let bar = progress_bar(args.quiet);
+    let progress = |done, total| {
         bar.set_length(total);
         bar.set_position(done);
-    });
+    };
+    let outcome = if is_url(log) {
+        let fetch = FetchOptions {
+            timeout: args.timeout,
+            ..FetchOptions::default()
+        };
+        let mut served = Served::new(log, fetch).map_err(Failure::usage)?;
+        if let Some(cache) = &args.cache {
+            served = served.with_cache(cache);
+        }
+        verify_served(&served, &options, progress)
+    } else {
+        if args.cache.is_some() {
+            return Err(Failure::usage(
+                "--cache keeps the files of a log fetched from a URL; a directory is read in place",
+            ));
+        }
+        verify_log(Path::new(log), &options, progress)
+    };
     bar.finish_and_clear();
     match outcome {
         Ok(v) => {
@@ -102,10 +128,94 @@ pub fn verify_log_command(args: &VerifyLogOptions) -> Result<Exit, Failure> {
                 c.size,
                 c.root
             );
+            if v.checked_from > 0 && !args.quiet {
+                let (from, size) = (v.checked_from, c.size);
+                if from == size {
+                    eprintln!("no entry was added since the checkpoint verified before (--state)");
+                } else {
+                    eprintln!(
+                        "read the {} entries added since the checkpoint verified before \
+                         (--state); the first {from} were not read again",
+                        size - from
+                    );
+                }
+            }
             Ok(Exit::Ok)
         }
         Err(e) => report(&e, "log"),
     }
+}
+
+/// Runs `log mirror`: brings the copy in `dir` up to the log served at `url`, verified against the
+/// keys and witness policy in `args` (its `log`, `state`, `cache` and `proof` are not used).
+/// Prints `mirror OK: …` and returns exit 0; exit 1 with `mirror BAD: …` when the served log is
+/// proven bad; exit 4 when it could not be fetched. The copy is left as it was on failure.
+pub fn mirror_command(url: &str, dir: &Path, args: &VerifyLogOptions) -> Result<Exit, Failure> {
+    let policy = policy(args)?;
+    let fetch = FetchOptions {
+        timeout: args.timeout,
+        ..FetchOptions::default()
+    };
+    let served = Served::new(url, fetch)
+        .map_err(Failure::usage)?
+        .with_copy(dir)
+        .with_cache(&dir.join(INCOMING));
+    let bar = progress_bar(args.quiet);
+    let outcome = mirror(&served, dir, policy, args.generic, |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    match outcome {
+        Ok(m) => {
+            let c = &m.verified.opened.checkpoint;
+            let (requests, bytes) = served.fetched();
+            println!(
+                "mirror OK: {}, {} entries, root {}; {} files added ({requests} requests, {bytes} \
+                 bytes fetched)",
+                render::safe(&c.origin),
+                c.size,
+                c.root,
+                m.added
+            );
+            Ok(Exit::Ok)
+        }
+        Err(e) => report(&e, "mirror"),
+    }
+}
+
+/// Whether the log argument names a served log rather than a directory.
+pub fn is_url(log: &str) -> bool {
+    log.starts_with("http://") || log.starts_with("https://")
+}
+
+/// Verifies a served log. A log proven bad over files the cache held is looked at once more
+/// with every file fetched again: a cache damaged on disk must not make a good log fail.
+pub fn verify_served(
+    served: &Served,
+    options: &Options,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<Verified, VerifyError> {
+    match verify_source(served, options, &mut progress) {
+        Err(e) if e.severity == Severity::Bad && served.has_cache() => {
+            served.refetch();
+            verify_source(served, options, progress)
+        }
+        other => other,
+    }
+}
+
+/// A progress bar on standard error, when it is a terminal and not turned off.
+pub fn progress_bar(quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} entries, {eta} left")
+            .expect("a fixed template"),
+    );
+    bar
 }
 
 /// A failure: `<what> BAD: …` on standard output when it is proven, else the input that could not
@@ -114,6 +224,14 @@ fn report(e: &crate::VerifyError, what: &str) -> Result<Exit, Failure> {
     match e.exit() {
         Exit::Bad => {
             println!("{what} BAD: {}", render::safe(&e.to_string()));
+            if let Some(both) = &e.checkpoints {
+                for (which, note) in [("verified before", &both.0), ("served now", &both.1)] {
+                    println!("the checkpoint {which}:");
+                    for line in note.lines() {
+                        println!("  {}", render::safe(line));
+                    }
+                }
+            }
             Ok(Exit::Bad)
         }
         exit => Err(Failure::new(exit, e.to_string())),

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use pinlog_core::exit::Exit;
+use pinlog_log::tile_reader::{TileFault, TileReadError};
 
 /// Where a failure was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +49,9 @@ pub struct VerifyError {
     /// A stable rule name (docs/SPEC-log.md, "What a verifier checks").
     pub rule: &'static str,
     pub detail: String,
+    /// For a rollback or a fork: the checkpoint verified before and the one served now, as read.
+    /// Together they are the evidence to keep.
+    pub checkpoints: Option<Box<(String, String)>>,
 }
 
 impl VerifyError {
@@ -57,6 +61,7 @@ impl VerifyError {
             at,
             rule,
             detail: detail.into(),
+            checkpoints: None,
         }
     }
 
@@ -66,7 +71,14 @@ impl VerifyError {
             at,
             rule: "unreadable",
             detail: detail.into(),
+            checkpoints: None,
         }
+    }
+
+    /// The same failure with the two checkpoints that prove it.
+    pub fn with_checkpoints(mut self, before: &str, now: &str) -> Self {
+        self.checkpoints = Some(Box::new((before.to_string(), now.to_string())));
+        self
     }
 
     /// The exit code this failure means (docs/CLI.md).
@@ -85,3 +97,15 @@ impl fmt::Display for VerifyError {
 }
 
 impl std::error::Error for VerifyError {}
+
+/// A tile that could not serve a proof or a resumed check.
+impl From<TileReadError> for VerifyError {
+    fn from(e: TileReadError) -> Self {
+        let at = Location::File(e.tile);
+        match e.fault {
+            TileFault::Missing => VerifyError::bad(at, "missing", e.detail),
+            TileFault::Damaged => VerifyError::bad(at, "tile-mismatch", e.detail),
+            TileFault::Unreadable => VerifyError::unreadable(at, e.detail),
+        }
+    }
+}

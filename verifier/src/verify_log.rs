@@ -1,4 +1,5 @@
-//! verify-log: checks a downloaded tlog-tiles directory end to end, offline.
+//! verify-log: checks a published tlog-tiles log end to end, from a directory or wherever a
+//! [`LogSource`] reads it from.
 //!
 //! One pass over the entry bundles in order. Each entry is hashed into a streaming tree; every
 //! whole tile and the checkpoint's partial tiles are compared with the hashes computed from the
@@ -6,21 +7,29 @@
 //! Memory holds a few bundles in flight (one being read and two queued per reader thread), one
 //! tile per level and, for the pinlog rules, one record per server and a bounded cache of blob
 //! summaries: it does not grow with the number of entries.
+//!
+//! With a state remembered from an earlier run, the check is incremental, as Go's sumdb client
+//! is: the tree is resumed at the remembered size from the hash tiles, whose root must be the
+//! remembered one (that proves the log served now extends it), and only the entries added since
+//! are read and checked.
 
 use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use pinlog_core::files::{read_bounded, write_atomic};
 use pinlog_core::Digest;
 use pinlog_log::entry::{Entry, EntryError, SurfaceSummary, Timestamp};
-use pinlog_log::in_dir::{self, InDirError};
 use pinlog_log::merkle::CompactRange;
 use pinlog_log::note::MAX_NOTE;
-use pinlog_log::tile_reader::{older_partials, Bundle, BundleError, BundleFault, BundleReader};
+use pinlog_log::source::{Dir, FileError, LogSource};
+use pinlog_log::tile_reader::TileReader;
+use pinlog_log::tile_reader::{read_hash_tile, Bundle, BundleError, BundleFault, BundleReader};
 use pinlog_log::tiles::{self, TileId, HEIGHT, WIDTH};
 use pinlog_log::Hash;
 
+use crate::carried::Carried;
 use crate::checkpoint::{self, Opened, Policy};
 use crate::outcome::{Location, VerifyError};
 
@@ -28,10 +37,31 @@ use crate::outcome::{Location, VerifyError};
 #[derive(Debug, Clone)]
 pub struct Options {
     pub policy: Policy,
-    /// The file remembering the checkpoint verified last time.
-    pub state: Option<PathBuf>,
+    /// What to remember between runs, if anything.
+    pub state: Option<State>,
     /// Check only the tlog layers, not pinlog's entry rules.
     pub generic: bool,
+}
+
+/// The files a run remembers the verified log in.
+#[derive(Debug, Clone)]
+pub struct State {
+    /// The checkpoint verified last: the note exactly as it was served.
+    pub checkpoint: PathBuf,
+    /// What pinlog's entry rules carry over (crate::carried); without it a run reads every entry.
+    pub rules: PathBuf,
+}
+
+impl State {
+    /// `--state FILE`: the checkpoint in FILE, the rules' memory beside it in `FILE.rules`.
+    pub fn at(path: &Path) -> State {
+        let mut rules = path.as_os_str().to_owned();
+        rules.push(".rules");
+        State {
+            checkpoint: path.to_path_buf(),
+            rules: rules.into(),
+        }
+    }
 }
 
 /// A log that verified.
@@ -40,6 +70,10 @@ pub struct Verified {
     pub opened: Opened,
     /// The size of the checkpoint in the state file before this run, if there was one.
     pub previous_size: Option<u64>,
+    /// The checkpoint in the state file before this run, as it was read.
+    pub previous_note: Option<String>,
+    /// The first entry this run read: the remembered size when it resumed from the state, else 0.
+    pub checked_from: u64,
 }
 
 /// The largest surface blob read.
@@ -48,96 +82,184 @@ const MAX_BLOB: u64 = 64 << 20;
 /// several entries share.
 const BLOB_MEMORY: usize = 4096;
 
-/// Verifies the log in `dir`. `progress` is called with (entries done, entries in all).
+/// Verifies the log in the directory `dir`. `progress` is called with (entries done, entries to
+/// check).
 pub fn verify_log(
     dir: &Path,
     options: &Options,
-    mut progress: impl FnMut(u64, u64),
+    progress: impl FnMut(u64, u64),
 ) -> Result<Verified, VerifyError> {
+    verify_source(&Dir(dir), options, progress)
+}
+
+/// Verifies the log `source` reads, and records it in the state if there is one. `progress` is
+/// called with (entries done, entries to check).
+pub fn verify_source<S: LogSource>(
+    source: &S,
+    options: &Options,
+    progress: impl FnMut(u64, u64),
+) -> Result<Verified, VerifyError> {
+    let (verified, carried) = check(source, options, progress)?;
+    if let Some(state) = &options.state {
+        record(state, &verified, carried.as_ref())?;
+    }
+    Ok(verified)
+}
+
+/// Writes what a run verified into `state`: the checkpoint (when it moved), then what the entry
+/// rules carry.
+pub(crate) fn record(
+    state: &State,
+    verified: &Verified,
+    carried: Option<&Carried>,
+) -> Result<(), VerifyError> {
+    let written = |e: std::io::Error, path: &Path| {
+        VerifyError::unreadable(
+            Location::State,
+            format!("cannot record the checkpoint in {}: {e}", path.display()),
+        )
+    };
+    if verified.previous_note.as_ref() != Some(&verified.opened.note_text) {
+        write_atomic(&state.checkpoint, verified.opened.note_text.as_bytes())
+            .map_err(|e| written(e, &state.checkpoint))?;
+    }
+    if let Some(carried) = carried {
+        carried
+            .save(&state.rules)
+            .map_err(|e| written(e, &state.rules))?;
+    }
+    Ok(())
+}
+
+/// Verifies the log `source` reads, without writing anything: what verified, and what the entry
+/// rules carry to the next run.
+pub(crate) fn check<S: LogSource>(
+    source: &S,
+    options: &Options,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<(Verified, Option<Carried>), VerifyError> {
     // No checkpoint means no log to check here, not a bad one.
-    let bytes = in_dir::read(dir, "checkpoint", MAX_NOTE as u64).map_err(|e| {
+    let bytes = source.read("checkpoint", MAX_NOTE as u64).map_err(|e| {
         VerifyError::unreadable(
             Location::Checkpoint,
-            format!("cannot read {}: {e}", dir.join("checkpoint").display()),
+            format!("cannot read {}: {e}", source.locate("checkpoint")),
         )
     })?;
     let opened = checkpoint::open(&bytes, &options.policy, Location::Checkpoint)?;
     let pinned = match &options.state {
-        Some(path) => load_state(path, &options.policy, &opened)?,
+        Some(state) => load_state(&state.checkpoint, &options.policy, &opened)?,
         None => None,
     };
     let size = opened.checkpoint.size;
-    if let Some((0, root, _)) = &pinned {
-        if *root != Hash::empty() {
+    if let Some(p) = &pinned {
+        if p.size == 0 && p.root != Hash::empty() {
             return Err(VerifyError::bad(
                 Location::State,
                 "fork",
                 "the checkpoint remembered for size 0 does not have the empty tree's root",
-            ));
+            )
+            .with_checkpoints(&p.note, &opened.note_text));
         }
     }
-    let mut tree = TreeCheck::new(dir, size, pinned.clone());
-    let mut rules = (!options.generic).then(|| EntryRules::new(dir));
+    // Resume where the state left off when everything the checks need was remembered.
+    let carried = match (&pinned, &options.state) {
+        (Some(p), Some(state)) if !options.generic => Carried::load(&state.rules, p.size, &p.root),
+        _ => None,
+    };
+    let start = match &pinned {
+        Some(p) if options.generic || carried.is_some() => p.size,
+        _ => 0,
+    };
+    let mut tree = TreeCheck::new(source, size, pinned.clone(), &opened.note_text);
+    tree.resume(start)?;
+    let mut rules = (!options.generic).then(|| EntryRules::new(carried));
+    let blobs = (!options.generic).then(|| Blobs::new(source));
 
-    let generic = options.generic;
-    // Reading, hashing and parsing bundles is the bulk of the work and needs no order: reader
-    // threads do it, and this one checks the results in order.
-    let bundles = BundleReader::new(dir, size);
+    // Reading, hashing and parsing bundles (and their blobs) is the bulk of the work and needs
+    // no order: reader threads do it, and this one checks the results in order.
+    let bundles = BundleReader::new(source, size);
     bundles.read_in_order(
-        READERS,
-        |b| load_bundle(&bundles, generic, b),
+        start / WIDTH,
+        |b| load_bundle(&bundles, blobs.as_ref(), start, b),
         |b: Loaded| {
             for (i, leaf) in b.leaves.iter().enumerate() {
                 let index = b.n * WIDTH + i as u64;
-                if let (Some(rules), Some(parsed)) = (rules.as_mut(), b.entries.as_ref()) {
-                    rules.check(index, &parsed[i])?;
+                if index < start {
+                    tree.known(index, leaf)?;
+                    continue;
+                }
+                if let (Some(rules), Some(Some(checked))) =
+                    (rules.as_mut(), b.entries.as_ref().map(|e| &e[i]))
+                {
+                    rules.check(index, checked)?;
                 }
                 tree.push(*leaf)?;
             }
-            progress(((b.n + 1) * WIDTH).min(size), size);
+            progress(((b.n + 1) * WIDTH).min(size) - start, size - start);
             Ok(())
         },
     )?;
     tree.finish(&opened)?;
-    progress(size, size);
+    progress(size - start, size - start);
 
-    if let Some(path) = &options.state {
-        if pinned.as_ref().map(|p| &p.2) != Some(&opened.note_text) {
-            write_atomic(path, opened.note_text.as_bytes()).map_err(|e| {
-                VerifyError::unreadable(
-                    Location::State,
-                    format!("cannot record the checkpoint in {}: {e}", path.display()),
-                )
-            })?;
-        }
-    }
-    Ok(Verified {
-        previous_size: pinned.map(|p| p.0),
+    let carried = rules.map(|rules| Carried {
+        size,
+        root: opened.checkpoint.root,
+        last_time: rules.last_time,
+        servers: rules.servers,
+    });
+    let verified = Verified {
+        previous_size: pinned.as_ref().map(|p| p.size),
+        previous_note: pinned.map(|p| p.note),
+        checked_from: start,
         opened,
-    })
+    };
+    Ok((verified, carried))
 }
 
-/// Threads reading bundles.
-const READERS: u64 = 2;
-
-/// One entry bundle, hashed and (unless generic) parsed.
+/// One entry bundle, hashed and (unless generic) parsed, with the blobs of its entries.
 struct Loaded {
     n: u64,
     leaves: Vec<Hash>,
-    entries: Option<Vec<Result<Entry, EntryError>>>,
+    /// `None` for the entries before the start.
+    entries: Option<Vec<Option<Checked>>>,
 }
 
-/// Checks a bundle's older partial copies, then hashes and parses its entries.
-fn load_bundle(
-    bundles: &BundleReader<'_>,
-    generic: bool,
+/// An entry as read, and its blob's summary (`None` for an entry that did not parse).
+type Checked = (
+    Result<Entry, EntryError>,
+    Option<Result<SurfaceSummary, VerifyError>>,
+);
+
+/// Checks a bundle's older partial copies, then hashes and parses its entries and reads their
+/// blobs. Entries before `start` were verified before: only their hashes are needed.
+fn load_bundle<S: LogSource>(
+    bundles: &BundleReader<&S>,
+    blobs: Option<&Blobs<'_, S>>,
+    start: u64,
     bundle: Bundle<'_>,
 ) -> Result<Loaded, VerifyError> {
     bundles.check_older(&bundle)?;
+    let first = bundle.tile.index * WIDTH;
+    let entries = blobs.map(|blobs| {
+        bundle
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                if first + (i as u64) < start {
+                    return None;
+                }
+                let entry = Entry::read(e);
+                let blob = entry.as_ref().ok().map(|e| blobs.summary(&e.blob));
+                Some((entry, blob))
+            })
+            .collect()
+    });
     Ok(Loaded {
         n: bundle.tile.index,
         leaves: bundle.entries.iter().map(|e| Hash::leaf(e)).collect(),
-        entries: (!generic).then(|| bundle.entries.iter().map(|e| Entry::read(e)).collect()),
+        entries,
     })
 }
 
@@ -159,31 +281,42 @@ impl From<BundleError> for VerifyError {
     }
 }
 
-/// Reads `dir/rel`, at most `max` bytes.
-fn read_file(dir: &Path, rel: &str, max: u64, at: Location) -> Result<Vec<u8>, VerifyError> {
-    in_dir::read(dir, rel, max).map_err(|e| read_error(rel, at, e))
+/// Reads `rel` from `source`, at most `max` bytes.
+fn read_file(
+    source: &impl LogSource,
+    rel: &str,
+    max: u64,
+    at: Location,
+) -> Result<Vec<u8>, VerifyError> {
+    source.read(rel, max).map_err(|e| read_error(rel, at, e))
 }
 
 /// A missing file is proof of a bad log at `at`, and so is one too large for its kind; any
-/// other failure (a link or a FIFO in place of the file included) is an unreadable input.
-fn read_error(rel: &str, at: Location, e: InDirError) -> VerifyError {
+/// other failure (a link or a FIFO in place of the file, a server that does not answer) is an
+/// unreadable input.
+fn read_error(rel: &str, at: Location, e: FileError) -> VerifyError {
     match e {
-        InDirError::Missing => {
-            VerifyError::bad(at, "missing", format!("{rel} is not in the directory"))
+        FileError::Missing => VerifyError::bad(at, "missing", format!("{rel} is not in the log")),
+        FileError::TooLarge { .. } => VerifyError::bad(at, "too-large", format!("{rel} is {e}")),
+        FileError::NotRegular { .. } => VerifyError::unreadable(at, e.to_string()),
+        FileError::Fetch(_) | FileError::Io(_) => {
+            VerifyError::unreadable(at, format!("cannot read {rel}: {e}"))
         }
-        InDirError::TooLarge { .. } => VerifyError::bad(at, "too-large", format!("{rel} is {e}")),
-        InDirError::NotRegular { .. } => VerifyError::unreadable(at, e.to_string()),
-        InDirError::Io(_) => VerifyError::unreadable(at, format!("cannot read {rel}: {e}")),
     }
 }
 
-/// The checkpoint verified last time: (size, root, note text). A state whose checkpoint is larger
+/// The checkpoint verified last time.
+#[derive(Debug, Clone)]
+struct Pinned {
+    size: u64,
+    root: Hash,
+    /// The note as it was read then.
+    note: String,
+}
+
+/// The checkpoint verified last time, if `path` holds one. A state whose checkpoint is larger
 /// than the one served is a rollback; an equal size with another root is a fork.
-fn load_state(
-    path: &Path,
-    policy: &Policy,
-    now: &Opened,
-) -> Result<Option<(u64, Hash, String)>, VerifyError> {
+fn load_state(path: &Path, policy: &Policy, now: &Opened) -> Result<Option<Pinned>, VerifyError> {
     let bytes = match read_bounded(path, MAX_NOTE as u64) {
         Ok(b) => b,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
@@ -225,7 +358,8 @@ fn load_state(
                 "the log serves size {} but size {} was verified before",
                 new.size, old.size
             ),
-        ));
+        )
+        .with_checkpoints(&before.note_text, &now.note_text));
     }
     if new.size == old.size && new.root != old.root {
         return Err(VerifyError::bad(
@@ -235,31 +369,77 @@ fn load_state(
                 "size {} has root {} now but had root {} when verified before",
                 new.size, new.root, old.root
             ),
-        ));
+        )
+        .with_checkpoints(&before.note_text, &now.note_text));
     }
-    Ok(Some((old.size, old.root, before.note_text)))
+    Ok(Some(Pinned {
+        size: old.size,
+        root: old.root,
+        note: before.note_text,
+    }))
 }
 
-/// The tree built from the entries, checked tile by tile against the directory.
-struct TreeCheck<'a> {
-    dir: &'a Path,
+/// The tree built from the entries, checked tile by tile against the source.
+struct TreeCheck<'a, S> {
+    source: &'a S,
     size: u64,
     range: CompactRange,
     /// The current, incomplete tile at each level.
     levels: Vec<Vec<Hash>>,
-    /// The size and root verified last time, to be met on the way.
-    pinned: Option<(u64, Hash, String)>,
+    /// The checkpoint verified last time, whose root must be met on the way.
+    pinned: Option<Pinned>,
+    /// The checkpoint served now, as read: with `pinned`, the evidence of a fork.
+    served: &'a str,
 }
 
-impl<'a> TreeCheck<'a> {
-    fn new(dir: &'a Path, size: u64, pinned: Option<(u64, Hash, String)>) -> Self {
+impl<'a, S: LogSource> TreeCheck<'a, S> {
+    fn new(source: &'a S, size: u64, pinned: Option<Pinned>, served: &'a str) -> Self {
         TreeCheck {
-            dir,
+            source,
             size,
             range: CompactRange::default(),
             levels: Vec::new(),
             pinned,
+            served,
         }
+    }
+
+    /// Starts the tree at `start` entries from the hash tiles of this size: the subtrees covering
+    /// the first `start` entries, and what each level's current tile holds before them. Their
+    /// root must be the remembered one, which binds every hash taken here.
+    fn resume(&mut self, start: u64) -> Result<(), VerifyError> {
+        if start == 0 {
+            return Ok(());
+        }
+        let mut tiles = TileReader::new(self.source, self.size);
+        self.range = CompactRange::resume(&mut tiles, start)?;
+        self.check_pinned()?;
+        let mut level = 0u8;
+        while start >> (u32::from(HEIGHT) * u32::from(level)) > 0 {
+            let n = start >> (u32::from(HEIGHT) * u32::from(level));
+            let before = tiles.hashes_before(level, n)?;
+            self.levels.push(before);
+            level += 1;
+        }
+        Ok(())
+    }
+
+    /// Holds entry `index`, one verified before, to the hash the resumed tile has for it.
+    fn known(&self, index: u64, leaf: &Hash) -> Result<(), VerifyError> {
+        let at = (index % WIDTH) as usize;
+        if self.levels.first().and_then(|l| l.get(at)) == Some(leaf) {
+            return Ok(());
+        }
+        let tile = TileId {
+            level: Some(0),
+            index: index / WIDTH,
+            width: WIDTH as u16,
+        };
+        Err(VerifyError::bad(
+            file(&tile.path()),
+            "tile-mismatch",
+            format!("hash {at} differs from the one computed from the entries"),
+        ))
     }
 
     fn push_hash(levels: &mut Vec<Vec<Hash>>, level: usize, h: Hash) {
@@ -267,6 +447,27 @@ impl<'a> TreeCheck<'a> {
             levels.resize_with(level + 1, Vec::new);
         }
         levels[level].push(h);
+    }
+
+    /// The root of the entries so far, where the remembered checkpoint's size is reached.
+    fn check_pinned(&self) -> Result<(), VerifyError> {
+        let Some(p) = &self.pinned else {
+            return Ok(());
+        };
+        if p.size != self.range.size() || self.range.root() == p.root {
+            return Ok(());
+        }
+        Err(VerifyError::bad(
+            Location::Checkpoint,
+            "fork",
+            format!(
+                "the first {} entries have root {} but had root {} when verified before",
+                p.size,
+                self.range.root(),
+                p.root
+            ),
+        )
+        .with_checkpoints(&p.note, self.served))
     }
 
     fn push(&mut self, leaf: Hash) -> Result<(), VerifyError> {
@@ -290,37 +491,27 @@ impl<'a> TreeCheck<'a> {
                 self.compare(&tile, &hashes)?;
             }
         }
-        if let Some((size, root, _)) = &self.pinned {
-            if *size == done && self.range.root() != *root {
-                return Err(VerifyError::bad(
-                    Location::Checkpoint,
-                    "fork",
-                    format!(
-                        "the first {size} entries have root {} but had root {root} when \
-                         verified before",
-                        self.range.root()
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        self.check_pinned()
     }
 
-    /// Compares a tile file (and its older partial versions) with the hashes computed for it.
+    /// Compares a tile (and its older partial versions) with the hashes computed for it.
     fn compare(&self, tile: &TileId, hashes: &[Hash]) -> Result<(), VerifyError> {
-        let rel = tile.path();
-        let got = read_file(self.dir, &rel, WIDTH * 32 + 1, file(&rel))?;
+        let mut got = Vec::new();
+        let rel = read_hash_tile(self.source, tile, &mut got)
+            .map_err(|(rel, e)| read_error(&rel, file(&rel), e))?;
         let want = tiles::encode_hashes(hashes);
         if got != want {
             return Err(tile_mismatch(&rel, &got, &want));
         }
         // Older partial versions of the tile (`N.p/W`) must be its first W hashes.
-        let older = older_partials(self.dir, tile)
+        let older = self
+            .source
+            .older_partials(tile)
             .map_err(|e| VerifyError::unreadable(file(&tile.partials_dir()), e.to_string()))?;
         for partial in older {
             let rel = partial.path();
             let w = usize::from(partial.width);
-            let got = read_file(self.dir, &rel, WIDTH * 32 + 1, file(&rel))?;
+            let got = read_file(self.source, &rel, WIDTH * 32 + 1, file(&rel))?;
             if got != want[..w * 32] {
                 return Err(tile_mismatch(&rel, &got, &want[..w * 32]));
             }
@@ -372,26 +563,28 @@ fn tile_mismatch(rel: &str, got: &[u8], want: &[u8]) -> VerifyError {
 }
 
 /// pinlog's rules over the sequence of entries.
-struct EntryRules<'a> {
-    dir: &'a Path,
+struct EntryRules {
     /// Each server's last entry: index and surface digest.
     servers: HashMap<String, (u64, Digest)>,
     last_time: Option<Timestamp>,
-    /// Surfaces read recently, by blob digest: entries that share a blob are each held to it.
-    blobs_seen: HashMap<Digest, SurfaceSummary>,
 }
 
-impl<'a> EntryRules<'a> {
-    fn new(dir: &'a Path) -> Self {
-        EntryRules {
-            dir,
-            servers: HashMap::new(),
-            last_time: None,
-            blobs_seen: HashMap::new(),
+impl EntryRules {
+    /// The rules from the start of the log, or from where a remembered run left them.
+    fn new(carried: Option<Carried>) -> Self {
+        match carried {
+            Some(c) => EntryRules {
+                servers: c.servers,
+                last_time: c.last_time,
+            },
+            None => EntryRules {
+                servers: HashMap::new(),
+                last_time: None,
+            },
         }
     }
 
-    fn check(&mut self, index: u64, read: &Result<Entry, EntryError>) -> Result<(), VerifyError> {
+    fn check(&mut self, index: u64, (read, blob): &Checked) -> Result<(), VerifyError> {
         let at = || Location::Entry(index);
         let entry = read
             .as_ref()
@@ -408,6 +601,14 @@ impl<'a> EntryRules<'a> {
                 ));
             }
         }
+        // The blob must hold the surface the entry describes; it was read on a reader thread.
+        let held = || match blob {
+            Some(Ok(summary)) => entry
+                .check_blob(summary)
+                .map_err(|e| VerifyError::bad(at(), e.rule, e.detail)),
+            Some(Err(e)) => Err(e.clone()),
+            None => unreachable!("a parsed entry has its blob read"),
+        };
         // One lookup per map and entry: this runs a million times for a million entries.
         let previous = |last| {
             entry
@@ -417,12 +618,12 @@ impl<'a> EntryRules<'a> {
         match self.servers.get_mut(entry.server.as_str()) {
             Some(slot) => {
                 previous(Some(*slot))?;
-                check_blob(self.dir, &mut self.blobs_seen, index, entry)?;
+                held()?;
                 *slot = (index, entry.surface);
             }
             None => {
                 previous(None)?;
-                check_blob(self.dir, &mut self.blobs_seen, index, entry)?;
+                held()?;
                 self.servers
                     .insert(entry.server.as_str().to_string(), (index, entry.surface));
             }
@@ -434,36 +635,47 @@ impl<'a> EntryRules<'a> {
     }
 }
 
-/// The entry's blob: read, hashed and summarised the first time (and again once the bounded
-/// memory of summaries was emptied), and the entry held to it every time.
-fn check_blob(
-    dir: &Path,
-    seen: &mut HashMap<Digest, SurfaceSummary>,
-    index: u64,
-    entry: &Entry,
-) -> Result<(), VerifyError> {
-    let summary = match seen.get(&entry.blob) {
-        Some(summary) => summary,
-        None => {
-            let rel = format!("blobs/sha256/{}", entry.blob.hex());
-            let bytes = read_file(dir, &rel, MAX_BLOB, file(&rel))?;
-            let digest = Digest::of(&bytes);
-            if digest != entry.blob {
-                return Err(VerifyError::bad(
-                    file(&rel),
-                    "blob-digest",
-                    format!("the file hashes to {digest}"),
-                ));
-            }
-            let summary = SurfaceSummary::read(&bytes)
-                .map_err(|e| VerifyError::bad(file(&rel), e.rule, e.detail))?;
-            if seen.len() >= BLOB_MEMORY {
-                seen.clear();
-            }
-            seen.entry(entry.blob).or_insert(summary)
+/// The surface blobs, read, hashed and summarised on the reader threads: each the first time it
+/// is named (and again once the bounded memory of summaries was emptied).
+struct Blobs<'a, S> {
+    source: &'a S,
+    seen: Mutex<HashMap<Digest, SurfaceSummary>>,
+}
+
+impl<'a, S: LogSource> Blobs<'a, S> {
+    fn new(source: &'a S) -> Self {
+        Blobs {
+            source,
+            seen: Mutex::new(HashMap::new()),
         }
-    };
-    entry
-        .check_blob(summary)
-        .map_err(|e| VerifyError::bad(Location::Entry(index), e.rule, e.detail))
+    }
+
+    /// A reader thread that panicked left the map as it was: usable.
+    fn seen(&self) -> std::sync::MutexGuard<'_, HashMap<Digest, SurfaceSummary>> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn summary(&self, blob: &Digest) -> Result<SurfaceSummary, VerifyError> {
+        if let Some(summary) = self.seen().get(blob) {
+            return Ok(summary.clone());
+        }
+        let rel = format!("blobs/sha256/{}", blob.hex());
+        let bytes = read_file(self.source, &rel, MAX_BLOB, file(&rel))?;
+        let digest = Digest::of(&bytes);
+        if digest != *blob {
+            return Err(VerifyError::bad(
+                file(&rel),
+                "blob-digest",
+                format!("the file hashes to {digest}"),
+            ));
+        }
+        let summary = SurfaceSummary::read(&bytes)
+            .map_err(|e| VerifyError::bad(file(&rel), e.rule, e.detail))?;
+        let mut seen = self.seen();
+        if seen.len() >= BLOB_MEMORY {
+            seen.clear();
+        }
+        seen.insert(*blob, summary.clone());
+        Ok(summary)
+    }
 }

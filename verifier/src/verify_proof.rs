@@ -8,7 +8,8 @@ use pinlog_log::in_dir;
 use pinlog_log::merkle::{self, verify_inclusion};
 use pinlog_log::note::MAX_NOTE;
 use pinlog_log::proof::Receipt;
-use pinlog_log::tile_reader::{TileFault, TileReadError, TileReader};
+use pinlog_log::source::Dir;
+use pinlog_log::tile_reader::TileReader;
 use pinlog_log::Hash;
 
 use crate::checkpoint::{self, Opened, Policy};
@@ -46,7 +47,7 @@ pub fn verify_proof(
     let copy = dir.map(|d| open_copy(d, policy, c)).transpose()?;
     let entry_bytes = match (&r.extra, &copy) {
         (Some(extra), _) => extra.clone(),
-        (None, Some(reader)) => reader.entry(r.index).map_err(tile_error)?,
+        (None, Some(reader)) => reader.entry(r.index).map_err(VerifyError::from)?,
         (None, None) => {
             return Err(VerifyError::unreadable(
                 Location::Proof,
@@ -69,7 +70,7 @@ pub fn verify_proof(
         )
     })?;
     if let Some(mut reader) = copy {
-        let root = merkle::tree_root(&mut reader, c.size).map_err(tile_error)?;
+        let root = merkle::tree_root(&mut reader, c.size).map_err(VerifyError::from)?;
         if root != c.root {
             return Err(VerifyError::bad(
                 Location::Proof,
@@ -99,7 +100,11 @@ pub fn verify_proof(
 /// The tiles of a log copy of the receipt's log: its checkpoint opens against the same policy,
 /// names the same origin, covers the receipt's size, and its tiles give its own signed root (so
 /// the tiles checked against the receipt are the ones the copy's key signed).
-fn open_copy(dir: &Path, policy: &Policy, receipt: &Checkpoint) -> Result<TileReader, VerifyError> {
+fn open_copy<'a>(
+    dir: &'a Path,
+    policy: &Policy,
+    receipt: &Checkpoint,
+) -> Result<TileReader<Dir<'a>>, VerifyError> {
     let bytes = in_dir::read(dir, "checkpoint", MAX_NOTE as u64).map_err(|e| {
         VerifyError::unreadable(Location::Checkpoint, format!("{}: {e}", dir.display()))
     })?;
@@ -123,8 +128,8 @@ fn open_copy(dir: &Path, policy: &Policy, receipt: &Checkpoint) -> Result<TileRe
             ),
         ));
     }
-    let mut reader = TileReader::new(dir, theirs.size);
-    let root = merkle::tree_root(&mut reader, theirs.size).map_err(tile_error)?;
+    let mut reader = TileReader::new(Dir(dir), theirs.size);
+    let root = merkle::tree_root(&mut reader, theirs.size).map_err(VerifyError::from)?;
     if root != theirs.root {
         return Err(VerifyError::bad(
             Location::Checkpoint,
@@ -136,13 +141,4 @@ fn open_copy(dir: &Path, policy: &Policy, receipt: &Checkpoint) -> Result<TileRe
         ));
     }
     Ok(reader)
-}
-
-fn tile_error(e: TileReadError) -> VerifyError {
-    let at = Location::File(e.tile);
-    match e.fault {
-        TileFault::Missing => VerifyError::bad(at, "missing", e.detail),
-        TileFault::Damaged => VerifyError::bad(at, "tile-mismatch", e.detail),
-        TileFault::Unreadable => VerifyError::unreadable(at, e.detail),
-    }
 }

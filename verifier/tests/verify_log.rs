@@ -12,7 +12,7 @@ use pinlog_log::tiles::TileId;
 use pinlog_testkit::fs::files_below;
 use pinlog_testkit::log::{append_more, key, store_with, surface, Chain, ORIGIN};
 use pinlog_verifier::outcome::Severity;
-use pinlog_verifier::verify_log::{verify_log, Options, Verified};
+use pinlog_verifier::verify_log::{verify_log, Options, State, Verified};
 use pinlog_verifier::verify_proof::verify_proof;
 use pinlog_verifier::{Location, Policy, VerifyError};
 
@@ -28,7 +28,7 @@ fn policy() -> Policy {
 fn options(state: Option<PathBuf>) -> Options {
     Options {
         policy: policy(),
-        state,
+        state: state.as_deref().map(State::at),
         generic: false,
     }
 }

@@ -1,0 +1,242 @@
+//! A log served over HTTP(S), read as a [`LogSource`] (the `http` feature): what `verify-log URL`
+//! and `log mirror` read through.
+//!
+//! Every request has a deadline and every answer a bound; a request that times out, is cut
+//! short or meets a server error is tried again, a few times, with a pause that doubles; a 404 is
+//! an answer (the file is not there). Files go to a cache directory when one is given, and are
+//! read from it the next time, except the checkpoint, the one file of a log that changes. The
+//! cache is a convenience, not a trust anchor: everything read from it is verified as if it had
+//! been fetched.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use pinlog_core::files::{sync_filesystem, write_atomic_unsynced};
+
+use crate::in_dir;
+use crate::source::{FileError, LogSource};
+
+/// How a served log is fetched.
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    /// The deadline of one request, answer included.
+    pub timeout: Duration,
+    /// How many times a file is asked for before it is given up on.
+    pub attempts: u32,
+    /// Requests in flight at once.
+    pub readers: u64,
+    /// The pause before the second attempt; it doubles for each one after.
+    pub backoff: Duration,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            timeout: Duration::from_secs(30),
+            attempts: 4,
+            readers: 8,
+            backoff: Duration::from_millis(250),
+        }
+    }
+}
+
+/// The path every served log has: the file that changes, never cached.
+const CHECKPOINT: &str = "checkpoint";
+
+/// A log served at a URL.
+pub struct Served {
+    /// The log's URL, ending in `/`: `checkpoint` and `tile/…` are below it.
+    base: String,
+    agent: ureq::Agent,
+    options: FetchOptions,
+    /// A verified copy of the log, read before anything is fetched and never written.
+    copy: Option<PathBuf>,
+    cache: Option<PathBuf>,
+    /// Set to fetch every file again, over what the cache holds.
+    refetch: AtomicBool,
+    requests: AtomicU64,
+    bytes: AtomicU64,
+}
+
+/// Why one attempt failed: worth another, or not.
+enum Attempt {
+    Again(String),
+    Final(FileError),
+}
+
+impl Served {
+    /// The log at `url`, an `http://` or `https://` URL of the directory that holds `checkpoint`.
+    pub fn new(url: &str, options: FetchOptions) -> Result<Served, String> {
+        let rest = url
+            .strip_prefix("https://")
+            .or_else(|| url.strip_prefix("http://"))
+            .ok_or_else(|| format!("{url:?} is not an http:// or https:// URL"))?;
+        if rest.is_empty() || rest.starts_with('/') || url.contains(['?', '#']) {
+            return Err(format!(
+                "{url:?} is not the URL of a log: give the address of the directory that serves \
+                 `checkpoint`, without a query or fragment"
+            ));
+        }
+        let base = if url.ends_with('/') {
+            url.to_string()
+        } else {
+            format!("{url}/")
+        };
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            // What is served is verified whatever its address: a host that moved is followed.
+            .max_redirects(5)
+            .user_agent(concat!("pinlog/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        Ok(Served {
+            base,
+            agent,
+            options,
+            copy: None,
+            cache: None,
+            refetch: AtomicBool::new(false),
+            requests: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+        })
+    }
+
+    /// Keeps every fetched file (but the checkpoint) below `dir`, at its path in the log, and
+    /// reads it from there the next time.
+    pub fn with_cache(mut self, dir: &Path) -> Served {
+        self.cache = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Reads every file (but the checkpoint) from the verified copy in `dir` when it has it: a
+    /// mirror fetches only what it lacks.
+    pub fn with_copy(mut self, dir: &Path) -> Served {
+        self.copy = Some(dir.to_path_buf());
+        self
+    }
+
+    /// From now on, fetch every file again and overwrite the cache's copy: for a second look
+    /// when a check failed on what the cache held.
+    pub fn refetch(&self) {
+        self.refetch.store(true, Ordering::Relaxed);
+    }
+
+    pub fn has_cache(&self) -> bool {
+        self.cache.is_some()
+    }
+
+    /// Requests answered, and the bytes of their bodies, so far.
+    pub fn fetched(&self) -> (u64, u64) {
+        (
+            self.requests.load(Ordering::Relaxed),
+            self.bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Makes the cache's files durable: before a checkpoint that needs them is written beside
+    /// them.
+    pub fn sync_cache(&self) -> std::io::Result<()> {
+        match &self.cache {
+            Some(dir) => sync_filesystem(dir),
+            None => Ok(()),
+        }
+    }
+
+    fn fetch(&self, rel: &str, max: u64, buf: &mut Vec<u8>) -> Result<(), FileError> {
+        let url = format!("{}{rel}", self.base);
+        let mut pause = self.options.backoff;
+        let mut why = String::new();
+        for attempt in 0..self.options.attempts.max(1) {
+            if attempt > 0 {
+                std::thread::sleep(pause);
+                pause = pause.saturating_mul(2);
+            }
+            match self.once(&url, max, buf) {
+                Ok(()) => return Ok(()),
+                Err(Attempt::Final(e)) => return Err(e),
+                Err(Attempt::Again(w)) => why = w,
+            }
+        }
+        Err(FileError::Fetch(format!(
+            "{url}: {why} ({} attempts)",
+            self.options.attempts.max(1)
+        )))
+    }
+
+    fn once(&self, url: &str, max: u64, buf: &mut Vec<u8>) -> Result<(), Attempt> {
+        buf.clear();
+        let mut response = self
+            .agent
+            .get(url)
+            .config()
+            .timeout_global(Some(self.options.timeout))
+            .build()
+            .call()
+            .map_err(|e| Attempt::Again(e.to_string()))?;
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        match response.status().as_u16() {
+            200 => {}
+            404 | 410 => return Err(Attempt::Final(FileError::Missing)),
+            s @ (408 | 425 | 429 | 500..=599) => return Err(Attempt::Again(format!("HTTP {s}"))),
+            s => return Err(Attempt::Final(FileError::Fetch(format!("{url}: HTTP {s}")))),
+        }
+        let length: Option<u64> = response
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
+        if length.is_some_and(|n| n > max) {
+            return Err(Attempt::Final(FileError::TooLarge { max }));
+        }
+        let read = response
+            .body_mut()
+            .as_reader()
+            .take(max.saturating_add(1))
+            .read_to_end(buf);
+        self.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        read.map_err(|e| Attempt::Again(format!("the answer was cut short: {e}")))?;
+        if buf.len() as u64 > max {
+            return Err(Attempt::Final(FileError::TooLarge { max }));
+        }
+        if length.is_some_and(|n| n != buf.len() as u64) {
+            return Err(Attempt::Again(format!(
+                "the answer was cut short: {} of {} bytes",
+                buf.len(),
+                length.unwrap_or_default()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl LogSource for Served {
+    fn read_into(&self, rel: &str, max: u64, buf: &mut Vec<u8>) -> Result<(), FileError> {
+        let cache = self.cache.as_deref().filter(|_| rel != CHECKPOINT);
+        let kept = [self.copy.as_deref(), cache]
+            .into_iter()
+            .flatten()
+            .filter(|_| rel != CHECKPOINT && !self.refetch.load(Ordering::Relaxed));
+        for dir in kept {
+            match in_dir::read_into(dir, rel, max, buf) {
+                // A copy larger than asked for is fetched again: the server decides.
+                Err(FileError::Missing | FileError::TooLarge { .. }) => {}
+                other => return other,
+            }
+        }
+        self.fetch(rel, max, buf)?;
+        if let Some(dir) = cache {
+            write_atomic_unsynced(&dir.join(rel), buf).map_err(FileError::Io)?;
+        }
+        Ok(())
+    }
+
+    fn readers(&self) -> u64 {
+        self.options.readers
+    }
+
+    fn locate(&self, rel: &str) -> String {
+        format!("{}{rel}", self.base)
+    }
+}
