@@ -31,7 +31,7 @@ use pinlog_log::Hash;
 
 use crate::carried::Carried;
 use crate::checkpoint::{self, Opened, Policy};
-use crate::outcome::{Location, VerifyError};
+use crate::outcome::{Location, Severity, VerifyError};
 
 /// What to check beyond the signed tree.
 #[derive(Debug, Clone)]
@@ -162,24 +162,40 @@ pub(crate) fn check<S: LogSource>(
         }
     }
     // Resume where the state left off when everything the checks need was remembered.
-    let carried = match (&pinned, &options.state) {
+    let mut carried = match (&pinned, &options.state) {
         (Some(p), Some(state)) if !options.generic => Carried::load(&state.rules, p.size, &p.root),
         _ => None,
     };
-    let start = match &pinned {
+    let mut start = match &pinned {
         Some(p) if options.generic || carried.is_some() => p.size,
         _ => 0,
     };
     let mut tree = TreeCheck::new(source, size, pinned.clone(), &opened.note_text);
-    tree.resume(start)?;
+    match tree.resume(start) {
+        Ok(()) => {}
+        // Tiles that do not give the remembered root prove nothing yet: the server may have sent
+        // a wrong tile, or the log may have forked. Reading every entry tells which.
+        Err(e) if e.severity == Severity::Bad => {
+            start = 0;
+            carried = None;
+            tree = TreeCheck::new(source, size, pinned.clone(), &opened.note_text);
+        }
+        Err(e) => return Err(e),
+    }
     let mut rules = (!options.generic).then(|| EntryRules::new(carried));
     let blobs = (!options.generic).then(|| Blobs::new(source));
 
     // Reading, hashing and parsing bundles (and their blobs) is the bulk of the work and needs
     // no order: reader threads do it, and this one checks the results in order.
     let bundles = BundleReader::new(source, size);
+    // The bundle holding the first new entry; none when nothing was added.
+    let first = if start < size {
+        start / WIDTH
+    } else {
+        bundles.count()
+    };
     bundles.read_in_order(
-        start / WIDTH,
+        first,
         |b| load_bundle(&bundles, blobs.as_ref(), start, b),
         |b: Loaded| {
             for (i, leaf) in b.leaves.iter().enumerate() {

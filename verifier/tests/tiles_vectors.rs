@@ -4,6 +4,7 @@
 //! while pinlog's entry rules refuse it.
 
 use std::path::Path;
+use std::process::Command;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -11,6 +12,8 @@ use pinlog_log::note::{Note, SignerKey, VerifierKey};
 use pinlog_log::publish::prove;
 use pinlog_log::tiles::push_entry;
 use pinlog_log::Hash;
+use pinlog_testkit::differential::python;
+use pinlog_testkit::server::{free_port, listening};
 use pinlog_verifier::verify_log::{verify_log, Options};
 use pinlog_verifier::verify_proof::verify_proof;
 use pinlog_verifier::Policy;
@@ -143,6 +146,58 @@ fn sunlight_tree_verifies_generically_with_its_witness() {
         (e.rule, e.at.to_string()),
         ("entry-json", "entry 0".to_string())
     );
+}
+
+/// The same tree served by a plain static server (Python's `http.server`) and checked by the
+/// auditors' binary over HTTP, then copied with a state and checked again without reading it.
+#[test]
+fn sunlight_tree_verifies_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("log");
+    build(&dir);
+    let port = free_port();
+    let mut cmd = Command::new(python());
+    cmd.args([
+        "-m",
+        "http.server",
+        &port.to_string(),
+        "--bind",
+        "127.0.0.1",
+    ])
+    .current_dir(&dir);
+    let _server = listening(cmd, port);
+    let url = format!("http://127.0.0.1:{port}");
+    let log_vkey = log_key().verifier().to_string();
+    let state = tmp.path().join("state");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_pinlog-verify"))
+            .args(["verify-log", &url, "--generic", "--vkey", &log_vkey])
+            .args(["--witness", MIRROR_VKEY, "--state", state.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let o = run();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        stdout,
+        format!("log OK: {ORIGIN}, 300 entries, root {ROOT}\n")
+    );
+    // Nothing was added: the bundles are not fetched again, so their loss goes unseen.
+    std::fs::remove_dir_all(dir.join("tile/entries")).unwrap();
+    let o = run();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no entry was added"));
 }
 
 #[test]
