@@ -50,14 +50,17 @@ fi
 
 port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 conf=$(mktemp -d)
+user=""
+if [ "$(id -u)" -eq 0 ]; then user="user root;"; fi
 cat >"$conf/nginx.conf" <<CONF
+$user
 worker_processes 1;
 pid $conf/nginx.pid;
 error_log $conf/error.log;
 events { worker_connections 256; }
 http {
-  access_log $conf/access.log bytes;
   log_format bytes '\$body_bytes_sent \$uri';
+  access_log $conf/access.log bytes;
   client_body_temp_path $conf;
   proxy_temp_path $conf;
   fastcgi_temp_path $conf;

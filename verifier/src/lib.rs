@@ -14,6 +14,7 @@ pub mod cli;
 pub mod command;
 pub mod mirror;
 pub mod outcome;
+pub mod record;
 pub mod verify_log;
 pub mod verify_proof;
 

@@ -140,10 +140,12 @@ pub(crate) fn check<S: LogSource>(
 ) -> Result<(Verified, Option<Carried>), VerifyError> {
     // No checkpoint means no log to check here, not a bad one.
     let bytes = source.read("checkpoint", MAX_NOTE as u64).map_err(|e| {
-        VerifyError::unreadable(
-            Location::Checkpoint,
-            format!("cannot read {}: {e}", source.locate("checkpoint")),
-        )
+        let detail = match e {
+            // A failed fetch names its URL already.
+            FileError::Fetch(_) => format!("cannot read the checkpoint: {e}"),
+            _ => format!("cannot read {}: {e}", source.locate("checkpoint")),
+        };
+        VerifyError::unreadable(Location::Checkpoint, detail)
     })?;
     let opened = checkpoint::open(&bytes, &options.policy, Location::Checkpoint)?;
     let pinned = match &options.state {
