@@ -596,6 +596,21 @@ fn a_team_lock_decides_instead_of_first_use_and_pins_what_runs() {
         json!({"registry": "npm", "name": "drift-mcp", "version": "1.2.3", "digest": null});
     std::fs::write(home.join("manifest.json"), m.to_string()).unwrap();
     run(&["lock", "-o", "mcp.lock.json", "manifest.json"]);
+    // The wire never names the package, so the locked one is no drift: the server the lock
+    // names runs (its runner cannot be pinned to the version, which the proxy says) and holds.
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&["--mode", "legacy"])),
+        &locked,
+        &drift_server(),
+        &[],
+    );
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("the lock pins npm:drift-mcp@1.2.3"),
+        "{}",
+        text(&o.stderr)
+    );
     let o = Command::new(pinlog_bin())
         .args([
             "proxy",
