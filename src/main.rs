@@ -106,8 +106,9 @@ enum Command {
     Sign(pinlog_gate::cli::SignArgs),
     /// Run an MCP server behind a proxy that holds every client byte until its surface matches
     ///
-    /// Starts the server after -- (or, with --listen and --upstream, serves Streamable HTTP on a
-    /// loopback address in front of an HTTP server), queues everything the client sends, lists
+    /// Starts the server's command, given after -- or from the first argument that is not an
+    /// option (or, with --listen and --upstream, serves Streamable HTTP on a loopback address in
+    /// front of an HTTP server), queues everything the client sends, lists
     /// the server's tools,
     /// prompts and instructions itself, and compares them with the pin (first use pins them) or
     /// with --lock. Only then does traffic flow, and every listing the client receives for the

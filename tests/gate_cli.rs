@@ -831,7 +831,7 @@ fn sarif_of_each_verdict_is_valid_and_stable() {
             .iter()
             .map(|r| r["id"].as_str().unwrap())
             .collect();
-        assert_eq!(rules.len(), 14);
+        assert_eq!(rules.len(), 15);
         assert_eq!(
             &rules[..4],
             [
@@ -858,6 +858,173 @@ fn sarif_of_each_verdict_is_valid_and_stable() {
             );
         }
     }
+}
+
+/// `verify` compares the locked package with the one the manifest records: another version or
+/// registry digest fails the default gate though every tool is as approved, a capture that does
+/// not record the locked package (or its digest) is unexamined, a lockfile that pins none
+/// compares none, and locking the new package makes it the approved one.
+#[test]
+fn a_changed_package_fails_verify_and_an_unrecorded_one_is_unexamined() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let with_package = |version: &str, digest: J| {
+        let mut s = server("s", json!([tool("t", "One.")]));
+        s["package"] = json!({"registry": "npm", "name": "@acme/s-mcp", "version": version,
+                              "digest": digest});
+        manifest(json!([s]))
+    };
+    write(dir, "m.json", &with_package("1.4.2", json!("sha512-AAAA")));
+    write(
+        dir,
+        "version.json",
+        &with_package("1.4.3", json!("sha512-BBBB")),
+    );
+    write(
+        dir,
+        "digest.json",
+        &with_package("1.4.2", json!("sha512-BBBB")),
+    );
+    write(dir, "no-digest.json", &with_package("1.4.2", J::Null));
+    write(
+        dir,
+        "none.json",
+        &manifest(json!([server("s", json!([tool("t", "One.")]))])),
+    );
+    assert_eq!(code(&pinlog(dir, &["lock", "m.json"])), 0);
+    let approved = "npm:@acme/s-mcp@1.4.2 sha512-AAAA";
+    for (m, want, says) in [
+        (
+            "m.json",
+            0,
+            vec![
+                "package-changed      PASS    gated",
+                "PASS: every gated policy holds (exit 0)",
+            ],
+        ),
+        (
+            "version.json",
+            1,
+            vec![
+                "VIOLATION package-changed\n  s: runs another package than was approved\n    \
+                 - npm:@acme/s-mcp@1.4.2 sha512-AAAA\n    + npm:@acme/s-mcp@1.4.3 sha512-BBBB\n",
+                "package-changed      FAIL    gated     1 violation",
+                "tool-changed         PASS",
+            ],
+        ),
+        (
+            "digest.json",
+            1,
+            vec![
+                "+ npm:@acme/s-mcp@1.4.2 sha512-BBBB\n",
+                "FAIL: 1 gated violation(s) proven (exit 1)",
+            ],
+        ),
+        (
+            "no-digest.json",
+            3,
+            vec![
+                "UNEXAMINED package-changed\n",
+                "records npm:@acme/s-mcp@1.4.2 (no digest) without its registry digest",
+                "package-changed      PARTIAL gated     1 server(s) unexamined",
+            ],
+        ),
+        (
+            "none.json",
+            3,
+            vec![
+                "UNEXAMINED package-changed\n",
+                "the manifest does not record what the server runs: the package was not compared",
+                "PARTIAL: nothing gated was proven broken",
+            ],
+        ),
+    ] {
+        let o = pinlog(dir, &["verify", m]);
+        let out = text(&o.stdout);
+        assert_eq!(code(&o), want, "{m}: {out}{}", text(&o.stderr));
+        for s in says {
+            assert!(out.contains(s), "{m}: {s:?} in\n{out}");
+        }
+        if want != 0 {
+            assert!(out.contains(approved), "{m}: {out}");
+        }
+    }
+
+    // Outside the gate it is reported and does not fail the run.
+    let o = pinlog(dir, &["verify", "-fail-on", "tool-changed", "version.json"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("VIOLATION package-changed (not gated)\n"));
+
+    // The JSON report: the two packages as the files record them.
+    let package = |version: &str, digest: J| json!({"registry": "npm", "name": "@acme/s-mcp", "version": version, "digest": digest});
+    for (m, served) in [
+        ("version.json", package("1.4.3", json!("sha512-BBBB"))),
+        ("none.json", J::Null),
+    ] {
+        let o = pinlog(dir, &["verify", "-format", "json", m]);
+        let r: J = serde_json::from_slice(&o.stdout).unwrap();
+        let kind = if served.is_null() {
+            "unexamined"
+        } else {
+            "violation"
+        };
+        assert_eq!(
+            r["findings"],
+            json!([{"kind": kind, "policy": "package-changed", "gated": true, "server": "s",
+                    "subject": "server", "name": null, "labels": [],
+                    "approved": package("1.4.2", json!("sha512-AAAA")), "served": served}]),
+            "{m}"
+        );
+        assert!(r["gate"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("package-changed")));
+        let policy = r["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["policy"] == "package-changed")
+            .unwrap();
+        assert_eq!(policy["gated"], true);
+        assert_eq!(policy[kind], 1, "{m}: {policy}");
+    }
+
+    // SARIF: valid, its own rule, placed on the line where the lockfile pins the package.
+    let lock = std::fs::read_to_string(dir.join("mcp.lock.json")).unwrap();
+    for (m, want, level) in [("version.json", 1, "error"), ("none.json", 3, "warning")] {
+        let o = pinlog(dir, &["verify", "-format", "sarif", "-o", "p.sarif", m]);
+        assert_eq!(code(&o), want, "{}", text(&o.stderr));
+        assert_valid_sarif(&dir.join("p.sarif"));
+        let s: J = serde_json::from_slice(&std::fs::read(dir.join("p.sarif")).unwrap()).unwrap();
+        let run = &s["runs"][0];
+        let r = &run["results"][0];
+        assert_eq!(r["ruleId"], "package-changed", "{m}");
+        assert_eq!(r["level"], level, "{m}");
+        let rule = &run["tool"]["driver"]["rules"][r["ruleIndex"].as_u64().unwrap() as usize];
+        assert_eq!(rule["id"], "package-changed");
+        assert_eq!(rule["defaultConfiguration"]["level"], "error");
+        let line = r["locations"][0]["physicalLocation"]["region"]["startLine"]
+            .as_u64()
+            .unwrap();
+        let at = lock.lines().nth(line as usize - 1).unwrap();
+        assert!(
+            at.contains("\"package\": {") && at.contains("1.4.2"),
+            "{at}"
+        );
+    }
+
+    // A lockfile that pins no package compares none, whatever the manifest records.
+    assert_eq!(
+        code(&pinlog(dir, &["lock", "-o", "bare.lock.json", "none.json"])),
+        0
+    );
+    let o = pinlog(dir, &["verify", "-lock", "bare.lock.json", "version.json"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stdout));
+
+    // Approving the new package makes it the one verify holds the server to.
+    assert_eq!(code(&pinlog(dir, &["lock", "version.json"])), 0);
+    assert_eq!(code(&pinlog(dir, &["verify", "version.json"])), 0);
+    assert_eq!(code(&pinlog(dir, &["verify", "m.json"])), 1);
 }
 
 #[test]

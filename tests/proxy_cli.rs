@@ -135,6 +135,62 @@ fn real_clients_and_servers_pin_on_first_use_and_work_through_the_proxy() {
     );
 }
 
+/// The server's command without `--`, as a launcher that swallows it (the MCP Inspector's command
+/// line) passes it: the first argument that is not an option starts it, after the proxy's options
+/// have taken their values, and everything from there on is the server's (node's own
+/// `--no-warnings` here). It is the same server as with `--`: the pin the first spelling made
+/// holds for the second. A mistyped option is refused, never run as the command.
+#[test]
+fn the_servers_command_may_follow_the_proxys_options_without_dash_dash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let everything =
+        installed(".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let server = ["node", "--no-warnings", everything.as_str(), "stdio"];
+    let client = sdk(&["--call", "echo", "--args", r#"{"message":"no dash dash"}"#]);
+    let o = Command::new(python())
+        .args(&client)
+        .arg("--")
+        .arg(pinlog_bin())
+        .args(["proxy", "--on-drift", "hold", "--name", "everything"])
+        .args(server)
+        .env("PINLOG_HOME", home)
+        .output()
+        .unwrap();
+    let a: J =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o.stderr)));
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    assert_eq!(a["call"]["content"][0]["text"], "Echo: no dash dash");
+    assert!(text(&o.stderr).contains("pinned"), "{}", text(&o.stderr));
+
+    let server: Vec<String> = server.map(String::from).to_vec();
+    let (a, o) = through(
+        home,
+        &strs(&client),
+        &["--name", "everything"],
+        &server,
+        &[],
+    );
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("pinned"), "{}", text(&o.stderr));
+    let o = pinlog(home, &["pins"]);
+    assert_eq!(
+        text(&o.stdout).matches("everything").count(),
+        1,
+        "{}",
+        text(&o.stdout)
+    );
+
+    let marker = home.join("started");
+    let o = pinlog(
+        home,
+        &["proxy", "--nmae", "x", "touch", &marker.to_string_lossy()],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("'--nmae'"), "{}", text(&o.stderr));
+    assert!(!marker.exists(), "nothing ran");
+}
+
 #[test]
 fn the_typescript_sdk_client_pins_and_is_blocked_on_drift() {
     let tmp = tempfile::tempdir().unwrap();
@@ -596,6 +652,21 @@ fn a_team_lock_decides_instead_of_first_use_and_pins_what_runs() {
         json!({"registry": "npm", "name": "drift-mcp", "version": "1.2.3", "digest": null});
     std::fs::write(home.join("manifest.json"), m.to_string()).unwrap();
     run(&["lock", "-o", "mcp.lock.json", "manifest.json"]);
+    // The wire never names the package, so the locked one is no drift: the server the lock
+    // names runs (its runner cannot be pinned to the version, which the proxy says) and holds.
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&["--mode", "legacy"])),
+        &locked,
+        &drift_server(),
+        &[],
+    );
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("the lock pins npm:drift-mcp@1.2.3"),
+        "{}",
+        text(&o.stderr)
+    );
     let o = Command::new(pinlog_bin())
         .args([
             "proxy",

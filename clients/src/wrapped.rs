@@ -1,7 +1,8 @@
 //! The command line `pinlog wrap` writes in place of a local server's:
 //! `PINLOG proxy --name NAME [--lock LOCK] -- COMMAND ARGS…`. [`WrappedCommand`] both writes it
-//! and reads it back, the way `pinlog proxy` reads its own command line, so that wrap, unwrap and
-//! policy cannot disagree on its shape.
+//! and reads it back, the way `pinlog proxy` reads its own command line (which also takes the
+//! server's command without `--`, from the first argument that is not an option), so that wrap,
+//! unwrap and policy cannot disagree on its shape.
 
 use std::fmt;
 
@@ -9,8 +10,9 @@ use std::fmt;
 const PROXY: &str = "proxy";
 /// What ends the proxy's options: the server's command line follows it.
 const SEPARATOR: &str = "--";
-/// The proxy's options that take a value.
-const VALUED: [&str; 3] = ["--name", "--lock", "--on-drift"];
+/// The proxy's options that take a value: their values are never the server's command. The
+/// binary's tests check that these are exactly the ones its command line defines.
+pub const VALUED: [&str; 5] = ["--name", "--lock", "--on-drift", "--listen", "--upstream"];
 
 /// Whether a command's file name is `pinlog` (or `pinlog.exe`), on any platform.
 pub fn is_pinlog_name(command: &str) -> bool {
@@ -24,8 +26,12 @@ pub fn is_pinlog_name(command: &str) -> bool {
 pub struct WrappedCommand {
     /// The pinlog program that runs the proxy.
     pub program: String,
-    /// The proxy's options, between `proxy` and `--`, as written; [`options`] reads them.
+    /// The proxy's options, between `proxy` and the server's command line, as written;
+    /// [`options`] reads them.
     pub options: Vec<String>,
+    /// Whether `--` ends the options, as wrap writes it. Without it, the server's command is the
+    /// first argument that is neither an option nor an option's value.
+    pub separated: bool,
     /// The server's own command line: its command, then its arguments. Never empty.
     pub server: Vec<String>,
 }
@@ -41,8 +47,8 @@ pub struct Broken {
 /// What a [`Broken`] command line lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Malformed {
-    /// No `--` ends the proxy's options.
-    NoSeparator,
+    /// Options only: no `--`, and no argument that is not an option or an option's value.
+    OptionsOnly,
     /// Nothing follows `--`.
     NoCommand,
 }
@@ -50,7 +56,7 @@ pub enum Malformed {
 impl fmt::Display for Malformed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Malformed::NoSeparator => "pinlog proxy runs without -- before the server's command",
+            Malformed::OptionsOnly => "pinlog proxy runs with its options only, and no command",
             Malformed::NoCommand => "pinlog proxy runs with no command after --",
         })
     }
@@ -64,7 +70,10 @@ pub enum ProxyOption<'a> {
     /// `--on-drift`, with its value unchecked.
     OnDrift(&'a str),
     OnlyLocked,
-    /// `--name`, `--lock` or `--on-drift` last before `--`, without its value.
+    /// `--listen` or `--upstream`, with its value: the proxy in front of an HTTP server, which
+    /// runs no command.
+    Http(&'static str),
+    /// An option that takes a value, last before `--` or the end, without its value.
     NoValue(&'static str),
     /// Anything else, as written: an option the proxy has that wrap never writes, or none it has.
     Other(&'a str),
@@ -81,14 +90,16 @@ impl WrappedCommand {
         WrappedCommand {
             program: program.to_string(),
             options,
+            separated: true,
             server,
         }
     }
 
     /// Reads an entry's `command` and `args` back, as `pinlog proxy` would. `None` when they are
     /// no wrapped command line: `command` is not pinlog (`is_pinlog` decides which commands are)
-    /// or its first argument is not `proxy`. The first `--` ends the options, even where an
-    /// option's value is expected: `pinlog proxy` reads it so.
+    /// or its first argument is not `proxy`. The options end at the first `--`, even where an
+    /// option's value is expected, or at the first argument that is neither an option nor an
+    /// option's value, which starts the server's command: `pinlog proxy` reads them so.
     pub fn parse(
         command: &str,
         args: &[String],
@@ -98,43 +109,68 @@ impl WrappedCommand {
             return None;
         }
         let rest = &args[1..];
-        Some(match rest.iter().position(|a| a == SEPARATOR) {
-            Some(i) if i + 1 < rest.len() => Ok(WrappedCommand {
-                program: command.to_string(),
-                options: rest[..i].to_vec(),
-                server: rest[i + 1..].to_vec(),
-            }),
-            Some(i) => Err(Broken {
-                options: rest[..i].to_vec(),
+        let Some(end) = options_end(rest) else {
+            return Some(Err(Broken {
+                options: rest.to_vec(),
+                why: Malformed::OptionsOnly,
+            }));
+        };
+        let separated = rest[end] == SEPARATOR;
+        let server = &rest[end + usize::from(separated)..];
+        Some(match server.is_empty() {
+            true => Err(Broken {
+                options: rest[..end].to_vec(),
                 why: Malformed::NoCommand,
             }),
-            None => Err(Broken {
-                options: rest.to_vec(),
-                why: Malformed::NoSeparator,
+            false => Ok(WrappedCommand {
+                program: command.to_string(),
+                options: rest[..end].to_vec(),
+                separated,
+                server: server.to_vec(),
             }),
         })
     }
 
-    /// The args up to and including `--`: what goes before the server's command line.
+    /// The args before the server's command line: `proxy`, the options, and `--` when it is
+    /// written.
     pub fn prefix(&self) -> Vec<String> {
         let mut out = Vec::with_capacity(self.options.len() + 2);
         out.push(PROXY.to_string());
         out.extend(self.options.iter().cloned());
-        out.push(SEPARATOR.to_string());
+        if self.separated {
+            out.push(SEPARATOR.to_string());
+        }
         out
     }
 
-    /// The entry's `args`: `proxy`, the options, `--`, then the server's command line.
+    /// The entry's `args`: the [`prefix`](Self::prefix), then the server's command line.
     pub fn args(&self) -> Vec<String> {
         let mut out = self.prefix();
         out.extend(self.server.iter().cloned());
         out
     }
 
-    /// The index of `--` in [`args`](Self::args).
-    pub fn separator(&self) -> usize {
-        self.options.len() + 1
+    /// The index of the server's command in [`args`](Self::args).
+    pub fn command_at(&self) -> usize {
+        self.options.len() + 1 + usize::from(self.separated)
     }
+}
+
+/// Where the proxy's options end in what follows `proxy`: the index of the first `--` or of the
+/// first argument that is neither an option nor an option's value; `None` when there is neither.
+fn options_end(rest: &[String]) -> Option<usize> {
+    let mut i = 0;
+    while let Some(a) = rest.get(i) {
+        // `-` alone is an argument, as for most commands (it often names standard input).
+        if a == SEPARATOR || !a.starts_with('-') || a == "-" {
+            return Some(i);
+        }
+        if VALUED.contains(&a.as_str()) && rest.get(i + 1).is_some_and(|v| v != SEPARATOR) {
+            i += 1;
+        }
+        i += 1;
+    }
+    None
 }
 
 /// `--flag value`, or `--flag=value` when the value starts with `-` and would read as a flag.
@@ -170,7 +206,8 @@ pub fn options(options: &[String]) -> Vec<(usize, ProxyOption<'_>)> {
                 (_, None) => ProxyOption::NoValue(name),
                 ("--name", Some(v)) => ProxyOption::Name(v),
                 ("--lock", Some(v)) => ProxyOption::Lock(v),
-                (_, Some(v)) => ProxyOption::OnDrift(v),
+                ("--on-drift", Some(v)) => ProxyOption::OnDrift(v),
+                (_, Some(_)) => ProxyOption::Http(name),
             }
         } else if flag == "--only-locked" && glued.is_none() {
             ProxyOption::OnlyLocked
@@ -194,7 +231,8 @@ mod tests {
     fn written_then_read(program: &str, name: &str, lock: Option<&str>, server: &[&str]) {
         let w = WrappedCommand::new(program, name, lock, v(server));
         let args = w.args();
-        assert_eq!(args[w.separator()], "--");
+        assert_eq!(args[w.command_at() - 1], "--");
+        assert_eq!(args[w.command_at()..], w.server);
         let read = WrappedCommand::parse(&w.program, &args, is_pinlog_name);
         assert_eq!(read, Some(Ok(w.clone())), "{args:?}");
         let mut expected = vec![(1, ProxyOption::Name(name))];
@@ -256,12 +294,35 @@ mod tests {
     #[test]
     fn a_proxy_with_no_server_is_broken() {
         let parse = |args: &[&str]| WrappedCommand::parse("pinlog", &v(args), is_pinlog_name);
+        for options in [&["--name", "x"][..], &["--on-drift=hold", "--name"], &[]] {
+            let mut args = vec!["proxy"];
+            args.extend(options);
+            assert_eq!(
+                parse(&args),
+                Some(Err(Broken {
+                    options: v(options),
+                    why: Malformed::OptionsOnly
+                })),
+                "{args:?}"
+            );
+        }
+        // The values of the HTTP mode's options are no command either.
+        let http = [
+            "--listen",
+            "127.0.0.1:8080",
+            "--upstream",
+            "http://127.0.0.1:9/mcp",
+        ];
+        let Some(Err(broken)) = parse(&[&["proxy"][..], &http].concat()) else {
+            panic!()
+        };
+        assert_eq!(broken.options, v(&http));
         assert_eq!(
-            parse(&["proxy", "--name", "x"]),
-            Some(Err(Broken {
-                options: v(&["--name", "x"]),
-                why: Malformed::NoSeparator
-            }))
+            options(&broken.options),
+            vec![
+                (1, ProxyOption::Http("--listen")),
+                (3, ProxyOption::Http("--upstream"))
+            ]
         );
         assert_eq!(
             parse(&["proxy", "--name", "x", "--"]),
@@ -278,6 +339,78 @@ mod tests {
         assert_eq!(
             options(&w.options),
             vec![(1, ProxyOption::NoValue("--name"))]
+        );
+    }
+
+    #[test]
+    fn the_servers_command_may_follow_the_options_without_dash_dash() {
+        let parse = |args: &[&str]| WrappedCommand::parse("pinlog", &v(args), is_pinlog_name);
+        for (args, options, server) in [
+            (
+                &["proxy", "--name", "x", "server-cmd", "--its-flag"][..],
+                &["--name", "x"][..],
+                &["server-cmd", "--its-flag"][..],
+            ),
+            // Each value is the option's, even one that looks like a command; after the command
+            // everything is the server's, the proxy's own options and `--` included.
+            (
+                &[
+                    "proxy",
+                    "--on-drift",
+                    "hold",
+                    "--lock",
+                    "node",
+                    "--only-locked",
+                    "npx",
+                    "-y",
+                    "pkg",
+                    "--name",
+                    "y",
+                    "--",
+                    "z",
+                ],
+                &["--on-drift", "hold", "--lock", "node", "--only-locked"],
+                &["npx", "-y", "pkg", "--name", "y", "--", "z"],
+            ),
+            (
+                &["proxy", "--name=-x", "--bogus", "node"],
+                &["--name=-x", "--bogus"],
+                &["node"],
+            ),
+            (&["proxy", "uvx", "tool"], &[], &["uvx", "tool"]),
+            (
+                &["proxy", "--name", "x", "-", "y"],
+                &["--name", "x"],
+                &["-", "y"],
+            ),
+        ] {
+            let Some(Ok(w)) = parse(args) else {
+                panic!("{args:?}")
+            };
+            assert_eq!(
+                (&w.options[..], &w.server[..]),
+                (&v(options)[..], &v(server)[..])
+            );
+            assert!(!w.separated, "{args:?}");
+            // Read back, it is written as it was found: unwrap splices at the command.
+            assert_eq!(w.args(), v(args));
+            assert_eq!(w.args()[w.command_at()], server[0]);
+        }
+        // The two spellings name the same server behind the same options.
+        let bare = parse(&["proxy", "--name", "x", "node", "s.js"])
+            .unwrap()
+            .unwrap();
+        let dashed = parse(&["proxy", "--name", "x", "--", "node", "s.js"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (&bare.options, &bare.server),
+            (&dashed.options, &dashed.server)
+        );
+        assert!(dashed.separated);
+        assert_eq!(
+            dashed,
+            WrappedCommand::new("pinlog", "x", None, v(&["node", "s.js"]))
         );
     }
 

@@ -381,6 +381,36 @@ fn vs_code_servers_read_like_mcp_servers() {
     );
 }
 
+/// A command line written without `--` is read as `pinlog proxy` reads it (the server's command
+/// starts at the first argument that is not an option or an option's value): wrapped and locked
+/// like any other, and allowed exactly as written, since that is what the client runs.
+#[test]
+fn a_server_command_without_dash_dash_is_allowed_as_written() {
+    let argv = [
+        "/usr/local/bin/pinlog",
+        "proxy",
+        "--name",
+        "weather",
+        "--lock",
+        LOCK,
+        "--on-drift",
+        "hold",
+        "node",
+        "weather-server.js",
+        "--name",
+        "x",
+    ];
+    let config =
+        serde_json::json!({"mcpServers": {"weather": {"command": argv[0], "args": argv[1..]}}});
+    let r = run(Product::Copilot, &config.to_string(), LOCK);
+    assert_eq!(r.code, 0);
+    let s = read_json(&r.out.join("copilot/managed-settings.json"));
+    assert_eq!(
+        server_commands(&s["allowedMcpServers"]),
+        [argv.map(String::from).to_vec()]
+    );
+}
+
 /// Each refusal: the exit code, words the message must hold, and no file written, for every
 /// product that writes files.
 #[test]
@@ -421,17 +451,24 @@ fn servers_that_are_not_wrapped_and_locked_are_refused_and_nothing_is_written() 
         ),
         (
             wrapped(
-                r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json", "node", "x.js"]}"#,
+                r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json", "--verbose", "node", "x.js"]}"#,
             ),
             LOCK,
-            &["\"bad\"", "\"node\"", "not one of its options"],
+            &["\"bad\"", "\"--verbose\" (args[5])", "not one of its options"],
+        ),
+        (
+            wrapped(
+                r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json", "--listen", "127.0.0.1:8080", "node"]}"#,
+            ),
+            LOCK,
+            &["\"bad\"", "--listen", "HTTP server"],
         ),
         (
             wrapped(
                 r#"{"command": "/usr/local/bin/pinlog", "args": ["proxy", "--name", "bad", "--lock", "/srv/team/mcp.lock.json"]}"#,
             ),
             LOCK,
-            &["\"bad\"", "without --"],
+            &["\"bad\"", "is not wrapped", "options only"],
         ),
         (
             wrapped(

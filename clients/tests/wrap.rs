@@ -1059,7 +1059,7 @@ fn entries_that_are_not_a_local_server_are_skipped_with_the_reason() {
     assert_eq!(reason("string-args"), "its args are not a list of strings");
     assert_eq!(reason("mixed-args"), "its args are not a list of strings");
     assert_eq!(reason("not-an-object"), "its entry is not an object");
-    assert!(reason("odd-wrap").contains("without -- before the server's command"));
+    assert!(reason("odd-wrap").contains("runs with its options only, and no command"));
     assert_eq!(outcome(&report, "odd.json", "websocket"), Outcome::Remote);
     assert_eq!(outcome(&report, "odd.json", "ok"), Outcome::Wrapped);
     let after = fs::read_to_string(&cfg).unwrap();
@@ -1076,6 +1076,70 @@ fn entries_that_are_not_a_local_server_are_skipped_with_the_reason() {
     assert_eq!(status(&report, "empty.json"), Status::Unchanged);
     assert_eq!(fs::read(&empty).unwrap(), b"\n");
     assert!(report.render().contains("  no MCP servers\n"));
+}
+
+/// A proxy command line without `--` (as `pinlog proxy` also takes it) is read as the proxy
+/// reads it: wrap sees it wrapped and leaves it alone; and unwrap, splicing a file the user
+/// edited since (here taking the `--` out of what wrap wrote), gives each server back exactly its
+/// own command line, the proxy's options and their values taken off and the server's flags (one
+/// spelled like the proxy's) kept, in JSON and in TOML.
+#[test]
+fn a_proxy_command_line_without_dash_dash_is_wrapped_already_and_unwraps() {
+    let h = home("home");
+    let (json_file, toml_file) = (h.home.join("bare.json"), h.home.join("bare.toml"));
+    let json_text = r#"{"mcpServers": {
+  "bare": {"command": "pinlog", "args": ["proxy", "--on-drift", "hold", "--name", "bare", "node", "b.js"]},
+  "time": {"command": "uvx", "args": ["mcp-server-time", "--local-timezone", "UTC"]}
+}}"#;
+    let toml_text = "[mcp_servers.bare]\ncommand = \"pinlog\"\nargs = [\"proxy\", \"--name=bare\", \"node\", \"b.js\"]\n\n\
+                     [mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time\", \"--name\", \"x\"]\n";
+    fs::write(&json_file, json_text).unwrap();
+    fs::write(&toml_file, toml_text).unwrap();
+    let mut opts = h.opts();
+    opts.configs = vec![json_file.clone(), toml_file.clone()];
+
+    let report = h.wrap(&opts);
+    assert_eq!(report.exit_code(), 0, "{}", report.render());
+    for rel in ["bare.json", "bare.toml"] {
+        assert_eq!(
+            outcome(&report, rel, "bare"),
+            Outcome::AlreadyWrapped,
+            "{rel}"
+        );
+        assert_eq!(outcome(&report, rel, "time"), Outcome::Wrapped, "{rel}");
+    }
+    // The user takes the `--` out of what wrap wrote.
+    for file in [&json_file, &toml_file] {
+        let text = fs::read_to_string(file).unwrap();
+        assert_eq!(text.matches(r#""time", "--", "#).count(), 1, "{text}");
+        fs::write(file, text.replace(r#""time", "--", "#, r#""time", "#)).unwrap();
+    }
+
+    let report = h.unwrap(&opts);
+    assert_eq!(report.exit_code(), 0, "{}", report.render());
+    for rel in ["bare.json", "bare.toml"] {
+        for name in ["bare", "time"] {
+            assert_eq!(
+                outcome(&report, rel, name),
+                Outcome::Unwrapped,
+                "{rel} {name}"
+            );
+        }
+    }
+    assert_eq!(
+        fs::read_to_string(&json_file).unwrap(),
+        json_text.replace(
+            r#""command": "pinlog", "args": ["proxy", "--on-drift", "hold", "--name", "bare", "node", "b.js"]"#,
+            r#""command": "node", "args": ["b.js"]"#
+        )
+    );
+    assert_eq!(
+        fs::read_to_string(&toml_file).unwrap(),
+        toml_text.replace(
+            "command = \"pinlog\"\nargs = [\"proxy\", \"--name=bare\", \"node\", \"b.js\"]",
+            "command = \"node\"\nargs = [\"b.js\"]"
+        )
+    );
 }
 
 #[test]

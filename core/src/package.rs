@@ -23,6 +23,15 @@ impl Registry {
             Registry::Oci => "oci",
         }
     }
+
+    /// Whether two names are one package in this registry: PyPI compares names as PEP 503
+    /// normalises them, the others byte for byte.
+    pub fn same_name(self, a: &str, b: &str) -> bool {
+        match self {
+            Registry::Pypi => pypi_normalized(a) == pypi_normalized(b),
+            Registry::Npm | Registry::Oci => a == b,
+        }
+    }
 }
 
 /// `{"digest": …, "name": …, "registry": "npm"|"pypi"|"oci", "version": …}`.

@@ -133,7 +133,7 @@ pub struct VerifyArgs {
     pub lock: PathBuf,
     /// The policies that fail the run: `all`, `none`, or a comma-separated list [default:
     /// tool-changed, tool-added, tool-removed, server-renamed, prompt-changed, prompt-added,
-    /// prompt-removed, instructions-changed]
+    /// prompt-removed, instructions-changed, package-changed]
     #[arg(long = "fail-on", value_name = "POLICIES", value_parser = Gate::parse)]
     pub fail_on: Option<Gate>,
     /// The report's format

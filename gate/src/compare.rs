@@ -11,7 +11,10 @@
 //! - a version 1 lockfile pins tool digests only: a moved digest is a change without a diff or
 //!   labels, and served prompts and instructions are unexamined (exit 3 when gated): it never
 //!   approved them, and nothing proves them new;
-//! - an approved server gone from an unscoped capture loses its instructions too.
+//! - an approved server gone from an unscoped capture loses its instructions too;
+//! - a locked package is compared with the manifest's when it records one: another package,
+//!   version or registry digest is a change; a package, version or digest the lockfile pins and
+//!   the manifest does not record is unexamined; one the lockfile does not pin is not compared.
 
 use std::collections::{HashMap, HashSet};
 
@@ -21,6 +24,7 @@ use pinlog_core::json::to_f64;
 use pinlog_core::labels::{instructions_labels, prompt_labels, tool_labels, Label};
 use pinlog_core::lockfile::{InstructionsPin, LockServer, Lockfile, Pin};
 use pinlog_core::manifest::{Manifest, ManifestServer};
+use pinlog_core::package::Package;
 use pinlog_core::Value;
 
 use crate::finding::{Detail, Finding, Kind, Subject};
@@ -105,6 +109,9 @@ fn server<'v, 'a>(
             Vec::new(),
         ));
     }
+    if let Some(locked) = &approved.package {
+        package(id, locked, served.package.as_ref(), out);
+    }
     if let Some(p) = approved.protocol_version.as_deref() {
         if p != served.protocol_version {
             out.push(text_finding(
@@ -132,6 +139,45 @@ fn server<'v, 'a>(
     if let InstructionsPin::Approved(text) = &approved.instructions {
         instructions(id, text.as_deref(), served.instructions.as_deref(), out);
     }
+}
+
+/// The locked package against the one the manifest records. A changed package with an
+/// unchanged surface is still a change: other code answers the same tools.
+fn package<'v, 'a>(
+    id: &'v str,
+    approved: &'v Package,
+    served: Option<&'v Package>,
+    out: &mut Vec<Finding<'v, 'a>>,
+) {
+    let kind = match served {
+        None => Kind::Unexamined,
+        Some(s) => {
+            let moved = |a: &Option<String>, s: &Option<String>| matches!((a, s), (Some(a), Some(s)) if a != s);
+            // What the lockfile pins and the capture leaves out cannot be shown to match.
+            let unrecorded = |a: &Option<String>, s: &Option<String>| a.is_some() && s.is_none();
+            if s.registry != approved.registry
+                || !approved.registry.same_name(&approved.name, &s.name)
+                || moved(&approved.version, &s.version)
+                || moved(&approved.digest, &s.digest)
+            {
+                Kind::Violation
+            } else if unrecorded(&approved.version, &s.version)
+                || unrecorded(&approved.digest, &s.digest)
+            {
+                Kind::Unexamined
+            } else {
+                return;
+            }
+        }
+    };
+    out.push(Finding {
+        policy: Some(Policy::PackageChanged),
+        kind,
+        server: id,
+        subject: Subject::Server,
+        detail: Detail::Package { approved, served },
+        labels: Vec::new(),
+    });
 }
 
 /// A finding with no evidence beyond its kind.

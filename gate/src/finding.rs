@@ -3,6 +3,7 @@
 use pinlog_core::diff::Change;
 use pinlog_core::exit::Exit;
 use pinlog_core::labels::Label;
+use pinlog_core::package::Package;
 use pinlog_core::unicode::{HiddenText, NameProblem};
 use pinlog_core::{Digest, Value};
 
@@ -19,7 +20,9 @@ pub enum Kind {
     /// An approved tool or prompt is missing from a capture that says it is not complete: its
     /// removal cannot be proven.
     Unseen,
-    /// An approved server outside the manifest's `scope`: nothing about it was compared.
+    /// Something approved the manifest does not record, so it was not compared: a server outside
+    /// the manifest's `scope`, prompts and instructions a version 1 lockfile never pinned, a
+    /// locked package the capture does not name.
     Unexamined,
 }
 
@@ -82,6 +85,11 @@ pub enum Detail<'v, 'a> {
     Text {
         approved: Option<&'v str>,
         served: Option<&'v str>,
+    },
+    /// The package the lockfile pins, and the one the manifest records (`None`: it records none).
+    Package {
+        approved: &'v Package,
+        served: Option<&'v Package>,
     },
     /// The literals that keep the comparison from being decided.
     Undecidable(Vec<String>),

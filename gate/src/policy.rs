@@ -14,6 +14,7 @@ pub enum Policy {
     PromptAdded,
     PromptRemoved,
     InstructionsChanged,
+    PackageChanged,
     ProtocolChanged,
     NameCollision,
     HiddenCharacters,
@@ -23,7 +24,7 @@ pub enum Policy {
 
 impl Policy {
     /// Every policy, in report order.
-    pub const ALL: [Policy; 13] = [
+    pub const ALL: [Policy; 14] = [
         Policy::ToolChanged,
         Policy::ToolAdded,
         Policy::ToolRemoved,
@@ -32,6 +33,7 @@ impl Policy {
         Policy::PromptAdded,
         Policy::PromptRemoved,
         Policy::InstructionsChanged,
+        Policy::PackageChanged,
         Policy::ProtocolChanged,
         Policy::NameCollision,
         Policy::HiddenCharacters,
@@ -49,6 +51,7 @@ impl Policy {
             Policy::PromptAdded => "prompt-added",
             Policy::PromptRemoved => "prompt-removed",
             Policy::InstructionsChanged => "instructions-changed",
+            Policy::PackageChanged => "package-changed",
             Policy::ProtocolChanged => "protocol-changed",
             Policy::NameCollision => "name-collision",
             Policy::HiddenCharacters => "hidden-characters",
@@ -97,6 +100,9 @@ impl Policy {
             Policy::InstructionsChanged => {
                 "a server's instructions are not the text that was approved"
             }
+            Policy::PackageChanged => {
+                "a server runs another package, version or registry digest than the one approved"
+            }
             Policy::ProtocolChanged => {
                 "a server negotiated another protocol revision than the one it was approved over"
             }
@@ -123,7 +129,7 @@ pub struct Gate(Vec<Policy>);
 
 impl Default for Gate {
     /// The default gate: tool-changed, tool-added, tool-removed, server-renamed, prompt-changed,
-    /// prompt-added, prompt-removed, instructions-changed.
+    /// prompt-added, prompt-removed, instructions-changed, package-changed.
     fn default() -> Self {
         Gate(
             Policy::ALL
@@ -185,7 +191,7 @@ mod tests {
 
     #[test]
     fn fail_on_reads_all_none_and_lists_and_refuses_the_rest() {
-        assert_eq!(Gate::parse("all").unwrap().policies().len(), 13);
+        assert_eq!(Gate::parse("all").unwrap().policies().len(), 14);
         assert!(Gate::parse("none").unwrap().is_empty());
         let g = Gate::parse("tool-added,hidden-characters").unwrap();
         assert!(g.gates(Policy::ToolAdded) && g.gates(Policy::HiddenCharacters));
@@ -201,7 +207,8 @@ mod tests {
             assert!(Gate::parse(bad).is_err(), "{bad:?}");
         }
         let d = Gate::default();
-        assert_eq!(d.policies().len(), 8);
+        assert_eq!(d.policies().len(), 9);
+        assert!(d.gates(Policy::PackageChanged));
         assert!(!d.gates(Policy::ProtocolChanged) && !d.gates(Policy::NameCollision));
     }
 }

@@ -4,6 +4,7 @@
 //! (`schema_version`) and specified in docs/GATE.md.
 
 use pinlog_core::json::{write_as_served, write_string};
+use pinlog_core::package::Package;
 use pinlog_core::Value;
 
 use crate::finding::{Detail, Finding, Kind, Status};
@@ -53,6 +54,13 @@ impl Json {
 
     fn value(&mut self, v: &Value<'_>) {
         write_as_served(v, &mut self.0);
+    }
+
+    fn package(&mut self, p: Option<&Package>) {
+        match p {
+            Some(p) => p.write(&mut self.0),
+            None => self.raw("null"),
+        }
     }
 
     fn strings<'s>(&mut self, items: impl IntoIterator<Item = &'s str>) {
@@ -192,6 +200,10 @@ fn finding(j: &mut Json, report: &Report<'_, '_>, f: &Finding<'_, '_>) {
         Detail::Text { approved, served } => {
             j.key("approved").opt_str(*approved);
             j.key("served").opt_str(*served);
+        }
+        Detail::Package { approved, served } => {
+            j.key("approved").package(Some(approved));
+            j.key("served").package(*served);
         }
         Detail::Undecidable(literals) => j
             .key("literals")

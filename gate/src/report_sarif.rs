@@ -53,8 +53,8 @@ fn uri(path: &str) -> String {
     out
 }
 
-/// The 1-based line of the lockfile where the finding's server (and item, when it is there) is
-/// written; 1 when neither is found.
+/// The 1-based line of the lockfile where the finding's server (and item or package, when it is
+/// there) is written; 1 when neither is found.
 fn line_of(lock_text: &str, f: &Finding<'_, '_>) -> usize {
     let quoted = |s: &str| {
         let mut out = Vec::new();
@@ -65,13 +65,16 @@ fn line_of(lock_text: &str, f: &Finding<'_, '_>) -> usize {
         return 1;
     };
     let mut at = server_at;
-    if let Some(name) = f.subject.name() {
+    let member = match (f.subject.name(), f.policy) {
+        (Some(name), _) => Some(format!("\"name\": {}", quoted(name))),
+        (None, Some(Policy::PackageChanged)) => Some("\"package\": ".to_string()),
+        (None, _) => None,
+    };
+    if let Some(member) = member {
         let next_server = lock_text[server_at + 1..]
             .find("\"id\": ")
             .map_or(lock_text.len(), |n| server_at + 1 + n);
-        if let Some(n) =
-            lock_text[server_at..next_server].find(&format!("\"name\": {}", quoted(name)))
-        {
+        if let Some(n) = lock_text[server_at..next_server].find(&member) {
             at = server_at + n;
         }
     }
@@ -119,6 +122,13 @@ pub fn render(report: &Report<'_, '_>, lock_text: &str) -> Vec<u8> {
 /// What a reviewer does about a finding of the rule.
 fn help(id: &str) -> &'static str {
     match Policy::from_token(id) {
+        Some(Policy::PackageChanged) => {
+            "Compare the two packages in the text report. If the new version or digest is \
+             approved (review what changed in the package itself: its tools may read the same and \
+             do otherwise), run `pinlog lock` on a manifest that records it and commit the \
+             lockfile; otherwise run the approved version again. A capture that records no \
+             package cannot be compared with one that is locked."
+        }
         Some(p) if p.compares() => {
             "Review the change in the text report (`pinlog verify`), which shows each changed JSON \
              pointer with the approved and the served value. If the new surface is approved, run \
@@ -141,7 +151,13 @@ fn help(id: &str) -> &'static str {
 fn security_severity(id: &str) -> &'static str {
     match Policy::from_token(id) {
         Some(Policy::ToolChanged | Policy::InstructionsChanged | Policy::HiddenCharacters) => "8.0",
-        Some(Policy::ToolAdded | Policy::PromptChanged | Policy::PromptAdded) => "7.0",
+        // Another package is other code running under the approval, whatever it describes.
+        Some(
+            Policy::ToolAdded
+            | Policy::PromptChanged
+            | Policy::PromptAdded
+            | Policy::PackageChanged,
+        ) => "7.0",
         Some(Policy::ServerRenamed | Policy::NameCollision | Policy::MixedScriptName) => "5.0",
         Some(Policy::ToolRemoved | Policy::PromptRemoved) | None => "4.0",
         Some(Policy::ProtocolChanged | Policy::InvalidToolName) => "2.0",

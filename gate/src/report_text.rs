@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 use pinlog_core::json::write_as_served;
+use pinlog_core::package::Package;
 use pinlog_core::render::{safe, safe_ascii};
 use pinlog_core::unicode::HiddenText;
 use pinlog_core::Value;
@@ -59,6 +60,15 @@ impl Text {
             self.safe(&cut),
             total - MAX_SHOWN
         )
+    }
+
+    /// A package as `registry:name@version` and its registry digest, when recorded.
+    fn package(&self, p: &Package) -> String {
+        let digest = p
+            .digest
+            .as_deref()
+            .map_or("(no digest)".into(), |d| self.safe(d));
+        format!("{} {digest}", self.safe(&p.to_string()))
     }
 
     fn subject(&self, s: &Subject) -> String {
@@ -154,6 +164,37 @@ fn body(t: &Text, f: &Finding<'_, '_>, out: &mut String) {
             line(out, format!("{server}: {headline}"));
             let _ = writeln!(out, "    - {}\n    + {}", say(approved), say(served));
         }
+        Detail::Package { approved, served: Some(served) } if f.kind == Kind::Violation => {
+            line(out, format!("{server}: runs another package than was approved"));
+            let _ = writeln!(out, "    - {}\n    + {}", t.package(approved), t.package(served));
+        }
+        Detail::Package { approved, served: Some(served) } => {
+            let missing: Vec<&str> = [
+                (approved.version.is_some() && served.version.is_none(), "version"),
+                (approved.digest.is_some() && served.digest.is_none(), "registry digest"),
+            ]
+            .into_iter()
+            .filter_map(|(missing, what)| missing.then_some(what))
+            .collect();
+            line(
+                out,
+                format!(
+                    "{server}: the lockfile pins {}, and the manifest records {} without its {}: \
+                     the package was not compared",
+                    t.package(approved),
+                    t.package(served),
+                    missing.join(" or ")
+                ),
+            )
+        }
+        Detail::Package { approved, served: None } => line(
+            out,
+            format!(
+                "{server}: the lockfile pins {}, and the manifest does not record what the server \
+                 runs: the package was not compared",
+                t.package(approved)
+            ),
+        ),
         Detail::Undecidable(literals) => line(
             out,
             format!(

@@ -273,6 +273,16 @@ fn cases() -> Vec<Case> {
         t["zMax"] = json!(9007199254740995u64);
         t["aMin"] = json!(9007199254740993u64);
     });
+    // The package billing runs, as the manifest records it: each member given replaces the base's.
+    let package = |changes: J| {
+        let mut p = json!({"registry": "npm", "name": "@acme/billing-mcp", "version": "1.4.2",
+                           "digest": "sha512-AAAA"});
+        for (k, v) in changes.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        edit(|m| server(m, "billing")["package"] = p)
+    };
+    let pinned_package = locked(&package(json!({})));
     let cafe_nfc = edit(|m| server(m, "crm")["id"] = json!("caf\u{e9}"));
     let cafe_nfd = edit(|m| server(m, "crm")["id"] = json!("cafe\u{301}"));
 
@@ -397,6 +407,108 @@ fn cases() -> Vec<Case> {
                     "instructions",
                 )],
             ),
+        ),
+        case(
+            "package as locked",
+            pinned_package.clone(),
+            package(json!({})),
+            Verdict(0, &[]),
+        ),
+        case(
+            "package-changed: another version",
+            pinned_package.clone(),
+            package(json!({"version": "1.4.3", "digest": "sha512-BBBB"})),
+            Verdict(1, &[("violation", "package-changed", "billing", "server")]),
+        ),
+        case(
+            "package-changed: another registry digest for the same version",
+            pinned_package.clone(),
+            package(json!({"digest": "sha512-BBBB"})),
+            Verdict(1, &[("violation", "package-changed", "billing", "server")]),
+        ),
+        case(
+            "package-changed: another package",
+            pinned_package.clone(),
+            package(json!({"name": "@evil/billing-mcp"})),
+            Verdict(1, &[("violation", "package-changed", "billing", "server")]),
+        ),
+        case(
+            "package-changed: another registry",
+            pinned_package.clone(),
+            package(json!({"registry": "pypi", "name": "acme-billing-mcp"})),
+            Verdict(1, &[("violation", "package-changed", "billing", "server")]),
+        ),
+        case(
+            "package-changed along with a tool: each is reported",
+            pinned_package.clone(),
+            edit(|m| {
+                server(m, "billing")["package"] = json!({"registry": "npm",
+                    "name": "@acme/billing-mcp", "version": "1.5.0", "digest": null});
+                item(m, "billing", "tools", "stripe.list")["description"] = json!("List.");
+            }),
+            Verdict(
+                1,
+                &[
+                    ("violation", "package-changed", "billing", "server"),
+                    ("violation", "tool-changed", "billing", "stripe.list"),
+                ],
+            ),
+        ),
+        case(
+            "a PyPI name spelled otherwise is the same package",
+            locked(&package(
+                json!({"registry": "pypi", "name": "mcp_server_time", "digest": "sha256:00"}),
+            )),
+            package(json!({"registry": "pypi", "name": "MCP-Server.Time", "digest": "sha256:00"})),
+            Verdict(0, &[]),
+        ),
+        case(
+            "a manifest without the locked package: unexamined",
+            pinned_package.clone(),
+            b.clone(),
+            Verdict(3, &[("unexamined", "package-changed", "billing", "server")]),
+        ),
+        case(
+            "a manifest without the locked digest: unexamined",
+            pinned_package.clone(),
+            package(json!({"digest": null})),
+            Verdict(3, &[("unexamined", "package-changed", "billing", "server")]),
+        ),
+        case(
+            "a manifest without the locked digest, at another version: changed",
+            pinned_package.clone(),
+            package(json!({"version": "1.4.3", "digest": null})),
+            Verdict(1, &[("violation", "package-changed", "billing", "server")]),
+        ),
+        case(
+            "a lockfile without a package compares none",
+            approved.clone(),
+            package(json!({})),
+            Verdict(0, &[]),
+        ),
+        case(
+            "a digest the lockfile does not pin is not compared",
+            locked(&package(json!({"digest": null}))),
+            package(json!({})),
+            Verdict(0, &[]),
+        ),
+        gated(
+            case(
+                "package-changed outside the gate",
+                pinned_package.clone(),
+                package(json!({"version": "1.4.3"})),
+                Verdict(0, &[("violation", "package-changed", "billing", "server")]),
+            ),
+            "tool-changed,tool-added,tool-removed",
+        ),
+        gated(
+            case(
+                "a manifest without the locked package, outside the gate",
+                pinned_package.clone(),
+                b.clone(),
+                Verdict(0, &[("unexamined", "package-changed", "billing", "server")]),
+            ),
+            "tool-changed",
         ),
         case(
             "instructions-changed: instructions appear",
@@ -776,9 +888,21 @@ fn cases() -> Vec<Case> {
                 m["servers"]
                     .as_array_mut()
                     .unwrap()
-                    .retain(|s| s["id"] == "crm")
+                    .retain(|s| s["id"] == "crm");
+                server(m, "crm")["package"] = json!({"registry": "npm", "name": "crm-mcp", "version": "1.0.0", "digest": null});
             }),
             Verdict(0, &[]),
+        ),
+        case(
+            "v2 lockfile written by hand, its package not recorded by the capture",
+            v2_by_hand(),
+            edit(|m| {
+                m["servers"]
+                    .as_array_mut()
+                    .unwrap()
+                    .retain(|s| s["id"] == "crm")
+            }),
+            Verdict(3, &[("unexamined", "package-changed", "crm", "server")]),
         ),
         case(
             "undecidable literals in any member order",

@@ -65,7 +65,10 @@ pub fn check(served: &Manifest<'_>, approved: &Lockfile<'_>) -> Option<Drift> {
         // Servers of a team lock other than this one are out of scope; anything else this
         // server serves that was not examined (a version 1 lock's prompts and instructions)
         // counts as drift, as something that cannot be compared always does.
-        .filter(|f| !(f.kind == Kind::Unexamined && f.subject == Subject::Server))
+        .filter(|f| !(f.kind == Kind::Unexamined && f.policy.is_none()))
+        // The wire does not say what package runs (the served manifest records none): the
+        // package a lock pins is enforced on the command line at launch instead.
+        .filter(|f| f.policy != Some(Policy::PackageChanged))
         .filter(|f| f.policy.is_some_and(Policy::gates_by_default))
         .collect();
     if findings.is_empty() {

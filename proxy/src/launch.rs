@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use pinlog_core::package::{pypi_normalized, Package, Registry};
+use pinlog_core::package::{Package, Registry};
 use pinlog_core::render::quoted;
 
 /// What to run, and a note when the lock's package could not be enforced on this command.
@@ -25,14 +25,6 @@ fn split_spec(spec: &str, registry: Registry) -> (&str, Option<&str>) {
     match spec[1..].rfind('@') {
         Some(at) => (&spec[..=at], Some(&spec[at + 2..])),
         None => (spec, None),
-    }
-}
-
-/// PyPI names compare by their normalised form (PEP 503); npm names exactly.
-fn same_name(a: &str, b: &str, registry: Registry) -> bool {
-    match registry {
-        Registry::Pypi => pypi_normalized(a) == pypi_normalized(b),
-        _ => a == b,
     }
 }
 
@@ -85,7 +77,7 @@ pub fn pinned(argv: &[OsString], package: &Package) -> Result<Launch, String> {
     };
     let spec = argv[at].to_string_lossy().into_owned();
     let (name, asked) = split_spec(&spec, expected);
-    if !same_name(name, &package.name, expected) {
+    if !expected.same_name(name, &package.name) {
         return Err(format!(
             "the command runs {}, and the lock pins {package}: change the configuration, or lock \
              again",

@@ -45,9 +45,11 @@ pub struct ProxyArgs {
         conflicts_with = "command"
     )]
     pub upstream: Option<String>,
-    /// The server's command and its arguments, after --
+    /// The server's command and its arguments: after --, or from the first argument that is
+    /// not an option (everything from there on is the server's, its own flags included)
+    // Without `--` as well, because some launchers (the MCP Inspector's command line) swallow it.
     #[arg(
-        last = true,
+        trailing_var_arg = true,
         required_unless_present = "upstream",
         value_name = "COMMAND"
     )]
@@ -78,6 +80,100 @@ pub fn proxy(args: ProxyArgs) -> u8 {
         Err(failure) => {
             eprintln!("pinlog: error: {}", safe(&failure.message));
             failure.exit.code()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Args, Parser};
+    use pinlog_clients::wrapped::{is_pinlog_name, WrappedCommand, VALUED};
+
+    use super::ProxyArgs;
+
+    #[derive(Parser)]
+    struct Proxy {
+        #[command(flatten)]
+        args: ProxyArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<ProxyArgs, clap::Error> {
+        Proxy::try_parse_from(std::iter::once("proxy").chain(args.iter().copied())).map(|p| p.args)
+    }
+
+    /// The reader of wrapped command lines in client configurations skips the values of exactly
+    /// the options that take one here.
+    #[test]
+    fn the_wrapped_command_reader_knows_every_option_that_takes_a_value() {
+        let command = ProxyArgs::augment_args(clap::Command::new("proxy"));
+        let mut valued: Vec<String> = command
+            .get_arguments()
+            .filter(|a| a.get_action().takes_values())
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        valued.sort();
+        let mut known = VALUED.map(String::from).to_vec();
+        known.sort();
+        assert_eq!(valued, known);
+    }
+
+    /// With `--` or without, the server's command line is the same, here and as the wrapped
+    /// command reader reads it.
+    #[test]
+    fn the_servers_command_starts_after_dash_dash_or_at_the_first_argument_not_an_option() {
+        for (args, server) in [
+            (
+                &["--name", "x", "--", "srv", "--its-flag"][..],
+                &["srv", "--its-flag"][..],
+            ),
+            (
+                &["--name", "x", "srv", "--its-flag"],
+                &["srv", "--its-flag"],
+            ),
+            // An option's value is the option's, even one that could be a command.
+            (
+                &["--on-drift", "hold", "--lock", "node", "--name", "x", "srv"],
+                &["srv"],
+            ),
+            (&["--name=x", "--only-locked", "--lock=l", "srv"], &["srv"]),
+            // After the command everything is the server's: the proxy's options and `--` too.
+            (
+                &[
+                    "--name",
+                    "x",
+                    "npx",
+                    "-y",
+                    "pkg",
+                    "--name",
+                    "y",
+                    "--",
+                    "--on-drift",
+                ],
+                &["npx", "-y", "pkg", "--name", "y", "--", "--on-drift"],
+            ),
+            (&["--name", "x", "--", "--", "srv"], &["--", "srv"]),
+            (&["srv"], &["srv"]),
+        ] {
+            let parsed = parse(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            assert_eq!(parsed.command, server.to_vec(), "{args:?}");
+            let mut entry = vec!["proxy".to_string()];
+            entry.extend(args.iter().map(|a| a.to_string()));
+            let Some(Ok(read)) = WrappedCommand::parse("pinlog", &entry, is_pinlog_name) else {
+                panic!("{args:?}")
+            };
+            assert_eq!(read.server, server.to_vec(), "{args:?}");
+        }
+        // A mistyped option is refused, never taken for the server's command; and a command is
+        // still required.
+        for args in [
+            &["--nmae", "x", "srv"][..],
+            &["--name", "x"],
+            &["--name", "x", "--"],
+        ] {
+            let e = parse(args)
+                .err()
+                .unwrap_or_else(|| panic!("{args:?} parsed"));
+            assert_eq!(e.exit_code(), 2, "{args:?}");
         }
     }
 }

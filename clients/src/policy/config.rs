@@ -197,6 +197,12 @@ fn check_proxy_args(command: &str, args: &[String], lock: &str) -> Result<(), St
             ProxyOption::NoValue(flag) => {
                 return Err(format!("gives pinlog proxy {flag} with no value"))
             }
+            ProxyOption::Http(flag) => {
+                return Err(format!(
+                    "gives pinlog proxy {flag}, which puts it in front of an HTTP server: a \
+                     policy entry runs a local server"
+                ))
+            }
             ProxyOption::Other(a) => {
                 // An option by its name only: the value glued to it may be a secret.
                 let shown = match a.split_once('=') {
@@ -211,10 +217,10 @@ fn check_proxy_args(command: &str, args: &[String], lock: &str) -> Result<(), St
         }
     }
     match broken {
-        Some(Malformed::NoSeparator) => {
+        Some(Malformed::OptionsOnly) => {
             return Err(format!(
                 "is not wrapped: {}; wrap it again (pinlog wrap)",
-                Malformed::NoSeparator
+                Malformed::OptionsOnly
             ))
         }
         Some(Malformed::NoCommand) => {

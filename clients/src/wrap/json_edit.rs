@@ -618,7 +618,7 @@ fn wrap_splices(src: &[u8], ms: &[Member], wrapped: &WrappedCommand) -> Vec<Spli
 /// Takes `wrapped`'s prefix off the entry: the server's command over `command`, its arguments
 /// alone left in `args`.
 fn unwrap_splices(src: &[u8], ms: &[Member], wrapped: &WrappedCommand) -> Vec<Splice> {
-    let dashdash = wrapped.separator();
+    let at = wrapped.command_at();
     let command = &get(ms, "command")
         .ok()
         .flatten()
@@ -628,8 +628,8 @@ fn unwrap_splices(src: &[u8], ms: &[Member], wrapped: &WrappedCommand) -> Vec<Sp
     else {
         unreachable!("planned with args");
     };
-    let inner = &items[dashdash + 1];
-    let end = match items.get(dashdash + 2) {
+    let inner = &items[at];
+    let end = match items.get(at + 1) {
         Some(next) => next.start,
         None => trailing.map_or(inner.end, |c| c + 1),
     };

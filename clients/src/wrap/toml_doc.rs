@@ -256,7 +256,7 @@ fn wrap_splices(
 /// Takes `wrapped`'s prefix off the entry: the server's command over `command`, its arguments
 /// alone left in `args`.
 fn unwrap_splices(src: &[u8], t: &dyn TableLike, wrapped: &WrappedCommand) -> Vec<Splice> {
-    let dashdash = wrapped.separator();
+    let at = wrapped.command_at();
     let command = span(
         t.get("command")
             .and_then(Item::as_value)
@@ -267,8 +267,8 @@ fn unwrap_splices(src: &[u8], t: &dyn TableLike, wrapped: &WrappedCommand) -> Ve
         .and_then(Item::as_array)
         .expect("planned with args");
     let items: Vec<_> = args.iter().map(span).collect();
-    let inner = items[dashdash + 1].clone();
-    let end = match items.get(dashdash + 2) {
+    let inner = items[at].clone();
+    let end = match items.get(at + 1) {
         Some(next) => next.start,
         None if args.trailing_comma() => args.trailing().span().map_or(inner.end, |s| s.start),
         None => inner.end,
