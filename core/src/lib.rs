@@ -12,6 +12,7 @@ mod emoji;
 pub mod exit;
 pub mod files;
 pub mod format;
+pub mod identity;
 pub mod json;
 pub mod labels;
 pub mod lockfile;

@@ -36,7 +36,10 @@ fn each_server_is_compared_with_its_last_entry() {
     assert_eq!(record.checkpoint().size, 30);
 
     let latest = surface(29).surface();
-    match record.compare(&id("npm:server-1"), Some("1.0.0"), &latest).unwrap() {
+    match record
+        .compare(&id("npm:server-1"), Some("1.0.0"), &latest)
+        .unwrap()
+    {
         Compared::Matches(o) => {
             assert_eq!(o.index, 29);
             assert_eq!(o.version.as_deref(), Some("1.0.0"));
@@ -60,7 +63,9 @@ fn each_server_is_compared_with_its_last_entry() {
         Compared::Absent
     ));
     assert!(matches!(
-        record.compare(&id("remote:https://server-1.example/mcp"), None, &any).unwrap(),
+        record
+            .compare(&id("remote:https://server-1.example/mcp"), None, &any)
+            .unwrap(),
         Compared::Absent
     ));
 }
