@@ -12,7 +12,18 @@ const PROXY: &str = "proxy";
 const SEPARATOR: &str = "--";
 /// The proxy's options that take a value: their values are never the server's command. The
 /// binary's tests check that these are exactly the ones its command line defines.
-pub const VALUED: [&str; 5] = ["--name", "--lock", "--on-drift", "--listen", "--upstream"];
+pub const VALUED: [&str; 10] = [
+    "--name",
+    "--lock",
+    "--on-drift",
+    "--listen",
+    "--upstream",
+    "--log",
+    "--vkey",
+    "--vkey-file",
+    "--log-state",
+    "--on-public-mismatch",
+];
 
 /// Whether a command's file name is `pinlog` (or `pinlog.exe`), on any platform.
 pub fn is_pinlog_name(command: &str) -> bool {

@@ -27,15 +27,20 @@ pub enum Kind {
     Approve,
     /// The pin was deleted: `before` its digest.
     Forget,
+    /// The served surface was compared with the public log: `after` its digest, `labels` the
+    /// outcome (`public-matches`, `public-differs`, `public-absent`) and, for a difference, the
+    /// change labels.
+    Public,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Pin,
         Kind::Drift,
         Kind::Release,
         Kind::Approve,
         Kind::Forget,
+        Kind::Public,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -45,6 +50,7 @@ impl Kind {
             Kind::Release => "release",
             Kind::Approve => "approve",
             Kind::Forget => "forget",
+            Kind::Public => "public",
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod http;
 pub mod launch;
 pub mod options;
 pub mod pins;
+pub mod public;
 pub mod queue;
 pub mod run;
 pub mod session;

@@ -4,7 +4,8 @@ use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use crate::session::OnDrift;
+use crate::public::PublicLogOptions;
+use crate::session::{OnDrift, OnPublicMismatch};
 
 /// What `pinlog proxy` was asked to run.
 #[derive(Debug)]
@@ -22,4 +23,7 @@ pub struct ProxyOptions {
     pub upstream: Option<String>,
     /// The server's command and its arguments.
     pub command: Vec<OsString>,
+    /// The public log to compare what is served with, on first use and on a change.
+    pub public_log: Option<PublicLogOptions>,
+    pub on_public_mismatch: OnPublicMismatch,
 }

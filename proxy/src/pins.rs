@@ -58,6 +58,12 @@ impl Pins for StorePins {
     fn review_command(&self) -> String {
         format!("pinlog review {}", self.key)
     }
+
+    fn record_public(&mut self, manifest: &[u8], labels: &[String]) -> Result<(), String> {
+        self.store
+            .record_public(&self.key, &self.label, manifest, labels)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// A team lockfile decides for the server it names `id`.
@@ -119,6 +125,13 @@ impl Pins for LockPins {
         match &mut self.fallback {
             Some(f) if !locked => f.release(),
             _ => Ok(()),
+        }
+    }
+
+    fn record_public(&mut self, manifest: &[u8], labels: &[String]) -> Result<(), String> {
+        match &mut self.fallback {
+            Some(f) => f.record_public(manifest, labels),
+            None => Ok(()),
         }
     }
 

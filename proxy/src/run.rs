@@ -8,9 +8,13 @@ use std::path::Path;
 use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::render::safe;
 
+use pinlog_core::identity::PublicIdentity;
+use pinlog_core::package::Package;
+
 use crate::launch;
 use crate::options::ProxyOptions;
 use crate::pins::{LockPins, StorePins};
+use crate::public::open_public;
 use crate::stdio::{self, Ended, StdioOptions};
 use crate::store::{ServerKey, Store};
 
@@ -39,6 +43,14 @@ pub fn default_label(argv: &[OsString]) -> String {
         }
     }
     name
+}
+
+/// Who the server is in the public log: the locked package's name and version, else what its
+/// command line runs.
+fn identity(argv: &[OsString], package: Option<&Package>) -> Option<PublicIdentity> {
+    package
+        .and_then(PublicIdentity::of_package)
+        .or_else(|| PublicIdentity::of_command(argv))
 }
 
 fn open_store() -> Result<Store, Failure> {
@@ -75,6 +87,7 @@ pub fn run(args: &ProxyOptions) -> Result<u8, Failure> {
         argv: args.command.clone(),
         label: label.clone(),
         on_drift: args.on_drift,
+        public: None,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -91,6 +104,11 @@ pub fn run(args: &ProxyOptions) -> Result<u8, Failure> {
             // The lock pins what runs, too: a runner's package goes to the locked version.
             let package = read.server(&label).and_then(|s| s.package.clone());
             let mut options = options;
+            options.public = open_public(
+                args.public_log.as_ref(),
+                args.on_public_mismatch,
+                identity(&args.command, package.as_ref()),
+            );
             if let Some(package) = package {
                 let launch = launch::pinned(&options.argv, &package).map_err(Failure::usage)?;
                 if let Some(note) = launch.note {
@@ -115,7 +133,15 @@ pub fn run(args: &ProxyOptions) -> Result<u8, Failure> {
             };
             runtime.block_on(stdio::run(options, pins))
         }
-        None => runtime.block_on(stdio::run(options, store_pins)),
+        None => {
+            let mut options = options;
+            options.public = open_public(
+                args.public_log.as_ref(),
+                args.on_public_mismatch,
+                identity(&args.command, None),
+            );
+            runtime.block_on(stdio::run(options, store_pins))
+        }
     }
     .map_err(Failure::unreadable)?;
     Ok(match ended {

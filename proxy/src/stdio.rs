@@ -12,7 +12,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::queue::Budget;
-use crate::session::{Action, OnDrift, Outcome, Pins, Session};
+use crate::session::{Action, OnDrift, OnPublicMismatch, Outcome, Pins, Public, Session};
 
 /// Set (by the `pinlog` binary) when it started the proxy again with [`LEAN_OPTIONS`] in the
 /// environment: the server must inherit neither those options nor this marker.
@@ -35,6 +35,8 @@ pub struct StdioOptions {
     /// What people see the server called.
     pub label: String,
     pub on_drift: OnDrift,
+    /// The public log the session compares with, and what a difference does.
+    pub public: Option<(Box<dyn Public + Send>, OnPublicMismatch)>,
 }
 
 /// How the proxy ended: the exit status it should have.
@@ -95,6 +97,9 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
     });
     let mut client_in = lines(tokio::io::stdin(), MAX_MESSAGE);
     let mut session = Session::new(pins, &options.label, options.on_drift, MAX_MESSAGE);
+    if let Some((public, on)) = options.public {
+        session = session.with_public(public, on);
+    }
     let (mut client_open, mut server_open) = (true, true);
     loop {
         let deadline = session.deadline();

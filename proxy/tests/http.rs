@@ -87,6 +87,7 @@ async fn proxy(up: &Upstream, home: &Path) -> u16 {
         upstream: url,
         label: "fixture".into(),
         on_drift: OnDrift::Block,
+        public: None,
     };
     tokio::spawn(serve(listener, options, pins, std::future::pending()));
     port

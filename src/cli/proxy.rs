@@ -7,10 +7,13 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use pinlog_core::exit::Failure;
 use pinlog_core::render::safe;
+use pinlog_log::keyfile::pinned_keys;
 use pinlog_proxy::options::ProxyOptions;
+use pinlog_proxy::public::PublicLogOptions;
 use pinlog_proxy::run::run;
-use pinlog_proxy::session::OnDrift;
+use pinlog_proxy::session::{OnDrift, OnPublicMismatch};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum DriftMode {
@@ -18,6 +21,16 @@ pub enum DriftMode {
     Block,
     /// Changed and new tools and prompts are hidden and refused; the rest works
     Hold,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PublicMode {
+    /// Say so, and go on as without the public log
+    Warn,
+    /// Hide what differs from the public surface; on first use, pin nothing
+    Hold,
+    /// Block the session; on first use, pin nothing
+    Block,
 }
 
 #[derive(Args, Debug)]
@@ -45,6 +58,23 @@ pub struct ProxyArgs {
         conflicts_with = "command"
     )]
     pub upstream: Option<String>,
+    /// The public log (a directory, or the http(s) URL serving one): verified before use, then
+    /// compared with what is served on first use and on a change (docs/PROXY.md)
+    #[arg(long, value_name = "DIR|URL")]
+    pub log: Option<String>,
+    /// The public log's key, `name+hex8+base64`, pinned from a source you trust
+    #[arg(long, value_name = "VKEY", requires = "log")]
+    pub vkey: Vec<String>,
+    /// A file holding the public log's key (one per line; `#` starts a comment)
+    #[arg(long, value_name = "FILE", requires = "log")]
+    pub vkey_file: Vec<PathBuf>,
+    /// Remember the public log's verified checkpoint in FILE (and what its checks carry in
+    /// FILE.rules): a later start proves the log extends it and reads only what was added
+    #[arg(long, value_name = "FILE", requires = "log")]
+    pub log_state: Option<PathBuf>,
+    /// What to do when the surface differs from the public record
+    #[arg(long, value_enum, default_value = "warn", requires = "log")]
+    pub on_public_mismatch: PublicMode,
     /// The server's command and its arguments: after --, or from the first argument that is
     /// not an option (everything from there on is the server's, its own flags included)
     // Without `--` as well, because some launchers (the MCP Inspector's command line) swallow it.
@@ -57,8 +87,28 @@ pub struct ProxyArgs {
 }
 
 impl ProxyArgs {
-    fn options(self) -> ProxyOptions {
-        ProxyOptions {
+    fn options(self) -> Result<ProxyOptions, Failure> {
+        let public_log = match self.log {
+            None => None,
+            Some(log) => {
+                let keys: Vec<_> = pinned_keys("--vkey", &self.vkey, &self.vkey_file)?
+                    .into_iter()
+                    .map(|p| p.key)
+                    .collect();
+                if keys.is_empty() {
+                    return Err(Failure::usage(
+                        "--log needs the public log's key: --vkey or --vkey-file \
+                         (docs/VERIFYING.md says where to get it)",
+                    ));
+                }
+                Some(PublicLogOptions {
+                    log,
+                    keys,
+                    state: self.log_state,
+                })
+            }
+        };
+        Ok(ProxyOptions {
             name: self.name,
             lock: self.lock,
             only_locked: self.only_locked,
@@ -69,13 +119,19 @@ impl ProxyArgs {
             listen: self.listen,
             upstream: self.upstream,
             command: self.command,
-        }
+            public_log,
+            on_public_mismatch: match self.on_public_mismatch {
+                PublicMode::Warn => OnPublicMismatch::Warn,
+                PublicMode::Hold => OnPublicMismatch::Hold,
+                PublicMode::Block => OnPublicMismatch::Block,
+            },
+        })
     }
 }
 
 /// `proxy`: runs one session; the process exit code.
 pub fn proxy(args: ProxyArgs) -> u8 {
-    match run(&args.options()) {
+    match args.options().and_then(|o| run(&o)) {
         Ok(code) => code,
         Err(failure) => {
             eprintln!("pinlog: error: {}", safe(&failure.message));

@@ -15,8 +15,11 @@ use tokio::net::TcpListener;
 
 use super::requests::handle;
 use super::{HttpOptions, Proxy, CLIENT_TIME, IDLE_TIME};
+use pinlog_core::identity::PublicIdentity;
+
 use crate::options::ProxyOptions;
 use crate::pins::{LockPins, StorePins};
+use crate::public::open_public;
 use crate::session::Pins;
 use crate::store::{ServerKey, Store};
 
@@ -95,10 +98,19 @@ pub fn run_listener(args: &ProxyOptions, upstream: &str) -> Result<u8, Failure> 
         "pinlog: listening on http://{bound}/ for {} (server key {key})",
         quoted(&label, 64)
     );
+    let package = lock.as_ref().and_then(|(bytes, _)| {
+        let read = pinlog_core::lockfile::Lockfile::read(bytes).ok()?;
+        read.server(&label).and_then(|s| s.package.clone())
+    });
+    let identity = package
+        .as_ref()
+        .and_then(PublicIdentity::of_package)
+        .or_else(|| PublicIdentity::of_url(upstream));
     let options = HttpOptions {
         upstream: upstream.to_string(),
         label: label.clone(),
         on_drift,
+        public: open_public(args.public_log.as_ref(), args.on_public_mismatch, identity),
     };
     match lock {
         Some((lock, lock_path)) => {
@@ -156,6 +168,7 @@ where
         pins: Arc::new(Mutex::new(pins)),
         label: options.label,
         on_drift: options.on_drift,
+        public: options.public.map(|(p, on)| (Arc::new(Mutex::new(p)), on)),
         url,
         client,
         sessions: Mutex::new(HashMap::new()),

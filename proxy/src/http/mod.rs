@@ -40,7 +40,7 @@ use pinlog_mcp::message::Id;
 use tokio::sync::mpsc;
 
 use crate::queue::Budget;
-use crate::session::{OnDrift, Pins, Session};
+use crate::session::{OnDrift, OnPublicMismatch, Pins, Public, Session};
 use sessions::SharedPins;
 use stream::Stream;
 
@@ -62,12 +62,16 @@ pub struct HttpOptions {
     /// What people see the server called.
     pub label: String,
     pub on_drift: OnDrift,
+    /// The public log each session compares with, and what a difference does.
+    pub public: Option<(Box<dyn Public + Send>, OnPublicMismatch)>,
 }
 
 struct Proxy<P: Pins> {
     pins: Arc<Mutex<P>>,
     label: String,
     on_drift: OnDrift,
+    /// One public log for every session.
+    public: Option<(sessions::SharedLog, OnPublicMismatch)>,
     url: reqwest::Url,
     client: reqwest::Client,
     /// Handshake-era sessions, by the upstream's session id.

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use hyper::header::HeaderValue;
 
 use super::{lock, Conn, Proxy};
-use crate::session::Pins;
+use crate::session::{Pins, Public, PublicVerdict};
 
 /// Sessions kept at once; past it the one idle longest is forgotten (its client gets 404 and
 /// initializes again, which checks the surface again).
@@ -33,6 +33,25 @@ impl<P: Pins> Pins for SharedPins<P> {
     }
     fn review_command(&self) -> String {
         lock(&self.0).review_command()
+    }
+    fn record_public(&mut self, manifest: &[u8], labels: &[String]) -> Result<(), String> {
+        lock(&self.0).record_public(manifest, labels)
+    }
+}
+
+/// The proxy's one public log.
+pub(super) type SharedLog = Arc<Mutex<Box<dyn Public + Send>>>;
+
+/// The proxy's one public log, as each of its sessions asks it.
+pub(super) struct SharedPublic(pub(super) SharedLog);
+
+impl Public for SharedPublic {
+    fn compare(
+        &mut self,
+        served: &crate::check::Served,
+        id: &str,
+    ) -> (Vec<String>, Option<PublicVerdict>) {
+        lock(&self.0).compare(served, id)
     }
 }
 

@@ -14,6 +14,7 @@ use pinlog_mcp::message::{self, Id, Message};
 use tokio::sync::mpsc;
 
 use super::route::route;
+use super::sessions::SharedPublic;
 use super::sessions::{adopt, forget, SharedPins};
 use super::stream::Stream;
 use super::{lock, Conn, How, Outgoing, Proxy, State, CLIENT_TIME, IDLE_TIME, SESSION};
@@ -27,12 +28,15 @@ pub(super) fn new_conn<P: Pins + Send + 'static>(
     stateless: bool,
 ) -> Arc<Conn<P>> {
     let (tx, rx) = mpsc::unbounded_channel();
-    let session = Session::new(
+    let mut session = Session::new(
         SharedPins(proxy.pins.clone()),
         &proxy.label,
         proxy.on_drift,
         MAX_MESSAGE,
     );
+    if let Some((public, on)) = &proxy.public {
+        session = session.with_public(Box::new(SharedPublic(public.clone())), *on);
+    }
     let conn = Arc::new(Conn {
         state: Mutex::new(State {
             session,

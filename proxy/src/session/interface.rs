@@ -37,6 +37,45 @@ pub trait Pins {
     fn release(&mut self) -> Result<(), String>;
     /// The command that reviews a drift, for messages.
     fn review_command(&self) -> String;
+    /// Records what the public log said of the served surface (`labels`: the outcome, then any
+    /// change labels).
+    fn record_public(&mut self, _manifest: &[u8], _labels: &[String]) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// What the public log says of a served surface, as the session acts on it.
+#[derive(Debug, Clone)]
+pub struct PublicVerdict {
+    /// What to tell the user, safe to print.
+    pub line: String,
+    /// The outcome as a fixed token for the local log: `public-matches`, `public-differs` or
+    /// `public-absent`.
+    pub outcome: &'static str,
+    /// For a difference: the public surface as a lockfile's bytes, and the server's id in it.
+    pub public_lock: Option<(Vec<u8>, String)>,
+}
+
+/// The public log, asked about a served surface; `None` when it has nothing to say (the server
+/// has no public identity, or the record could not be read, said in a note of its own).
+pub trait Public {
+    fn compare(
+        &mut self,
+        served: &crate::check::Served,
+        id: &str,
+    ) -> (Vec<String>, Option<PublicVerdict>);
+}
+
+/// What a difference from the public record does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnPublicMismatch {
+    /// Say so, and go on as without the public log.
+    #[default]
+    Warn,
+    /// Hide what differs from the public surface from the client; on first use, pin nothing.
+    Hold,
+    /// Block the session; on first use, pin nothing.
+    Block,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -29,7 +29,9 @@ use crate::check::{Drift, Served};
 use crate::queue::{self, Held};
 use items::{Digests, Item};
 
-pub use interface::{code, Action, OnDrift, Outcome, Pins};
+pub use interface::{
+    code, Action, OnDrift, OnPublicMismatch, Outcome, Pins, Public, PublicVerdict,
+};
 
 /// What the proxy's own requests are for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +121,12 @@ pub struct Session<P: Pins> {
     refused: usize,
     /// The bounds on a listing: the client library's.
     listing_caps: Caps,
+    /// The public log, asked on first use and on a change.
+    public: Option<Box<dyn Public + Send>>,
+    on_public: OnPublicMismatch,
+    /// The approved surface is the public record's, held to for this session (first use under
+    /// `--on-public-mismatch hold`); nothing was pinned.
+    public_hold: bool,
 }
 
 impl<P: Pins> Session<P> {
@@ -155,7 +163,18 @@ impl<P: Pins> Session<P> {
                 message_bytes: max_message,
                 ..Caps::default()
             },
+            public: None,
+            on_public: OnPublicMismatch::Warn,
+            public_hold: false,
         }
+    }
+
+    /// The session also compares what it is served with the public log, on first use and on a
+    /// change, and acts on a difference as `on` says.
+    pub fn with_public(mut self, public: Box<dyn Public + Send>, on: OnPublicMismatch) -> Self {
+        self.public = Some(public);
+        self.on_public = on;
+        self
     }
 
     /// How many messages, from either side, were refused as not strict JSON-RPC.

@@ -9,7 +9,10 @@ use pinlog_mcp::listing::{page_params, Next, Pages};
 use pinlog_mcp::message::{self, Message, METHOD_NOT_FOUND};
 
 use super::items::{duplicate_name, item_name, Digests, Item};
-use super::{Action, Listing, OnDrift, Outcome, Phase, Pins, Purpose, Session, CHECK_TIME};
+use super::{
+    Action, Listing, OnDrift, OnPublicMismatch, Outcome, Phase, Pins, PublicVerdict, Purpose,
+    Session, CHECK_TIME,
+};
 use crate::check::{check, Served};
 
 impl<P: Pins> Session<P> {
@@ -203,6 +206,37 @@ impl<P: Pins> Session<P> {
         }
     }
 
+    /// What the public log says of `served` (a one-server manifest's bytes in `manifest`), said
+    /// and recorded; nothing without a public log.
+    fn ask_public(
+        &mut self,
+        served: &Served,
+        manifest: &[u8],
+    ) -> (Vec<Action>, Option<PublicVerdict>) {
+        let Some(public) = self.public.as_mut() else {
+            return (Vec::new(), None);
+        };
+        let (lines, verdict) = public.compare(served, &self.pins.id());
+        let mut notes: Vec<Action> = lines.into_iter().map(Action::Note).collect();
+        if let Some(v) = &verdict {
+            notes.push(Action::Note(v.line.clone()));
+            let mut labels = vec![v.outcome.to_string()];
+            if let Some((lock, id)) = &v.public_lock {
+                if let Ok(lock) = Lockfile::read(lock) {
+                    let differs = check(&served.manifest(id), &lock);
+                    if let Some(d) = differs {
+                        labels.extend(d.labels.iter().cloned());
+                        notes.extend(d.report.lines().map(|l| Action::Note(l.to_string())));
+                    }
+                }
+            }
+            if let Err(e) = self.pins.record_public(manifest, &labels) {
+                notes.push(Action::Note(e));
+            }
+        }
+        (notes, verdict)
+    }
+
     /// The surface is read: compare it with what was approved.
     fn listed(&mut self) -> Vec<Action> {
         let Some(listing) = self.listing.take() else {
@@ -232,6 +266,33 @@ impl<P: Pins> Session<P> {
                     quoted(item_name(item), 64)
                 ));
             }
+            let manifest = listing.served.manifest(&self.pins.id()).to_bytes();
+            let (public_notes, verdict) = self.ask_public(&listing.served, &manifest);
+            notes.extend(public_notes);
+            if let Some(PublicVerdict {
+                public_lock: Some(lock),
+                ..
+            }) = verdict
+            {
+                match self.on_public {
+                    OnPublicMismatch::Warn => {}
+                    OnPublicMismatch::Block => {
+                        notes.push(Action::Note(format!(
+                            "blocked: {} differs from the public record, and nothing was pinned",
+                            quoted(&self.label, 64)
+                        )));
+                        notes.extend(self.stop(Outcome::Blocked, vec!["public-differs".into()]));
+                        return notes;
+                    }
+                    OnPublicMismatch::Hold => {
+                        // The public surface stands in for a pin, for this session only.
+                        self.public_hold = true;
+                        self.approved = Some(lock);
+                    }
+                }
+            }
+        }
+        if self.approved.is_none() {
             let manifest = listing.served.manifest(&self.pins.id()).to_bytes();
             match self.pins.pin_first_use(&manifest) {
                 Ok(Some(line)) => notes.push(Action::Note(line)),
@@ -271,8 +332,29 @@ impl<P: Pins> Session<P> {
                 self.strip_instructions = false;
                 actions.extend(self.release(listing));
             }
+            Some(drift) if self.public_hold => {
+                // The difference was shown when the public log was asked.
+                actions.push(Action::Note(format!(
+                    "held: what differs from the public record is hidden from the client; {} \
+                     was not pinned",
+                    quoted(&self.label, 64)
+                )));
+                self.held_tools = drift.tools;
+                self.held_prompts = drift.prompts;
+                self.strip_instructions = drift.instructions;
+                actions.extend(self.release(listing));
+            }
             Some(drift) => {
+                // A change: what does the public log say of the new surface?
+                let (public_notes, verdict) =
+                    self.ask_public(&listing.served, &manifest.to_bytes());
+                actions.extend(public_notes);
+                let public_differs = verdict.is_some_and(|v| v.public_lock.is_some());
                 actions.extend(self.drift_notes(&drift, &manifest));
+                if public_differs && self.on_public == OnPublicMismatch::Block {
+                    actions.extend(self.stop(Outcome::Blocked, drift.labels));
+                    return actions;
+                }
                 match self.on_drift {
                     OnDrift::Block => actions.extend(self.stop(Outcome::Blocked, drift.labels)),
                     OnDrift::Hold => {

@@ -185,6 +185,34 @@ impl Store {
         })
     }
 
+    /// Records what the public log said of a served one-server manifest: the outcome and change
+    /// labels in `labels`. The pin is not touched; a server not pinned yet is recorded too.
+    pub fn record_public(
+        &self,
+        key: &ServerKey,
+        label: &str,
+        manifest: &[u8],
+        labels: &[String],
+    ) -> Result<(), PinStoreError> {
+        let m = one_server(manifest).map_err(|e| {
+            PinStoreError::Refused(format!("the served surface cannot be read: {e}"))
+        })?;
+        let surface = surface_digest(&m)?;
+        self.writing(|tx| {
+            let mut event = Event::new(
+                &now(),
+                Kind::Public,
+                key.as_str(),
+                label,
+                None,
+                Some(surface),
+            );
+            event.labels = labels.to_vec();
+            events::append(tx, &event)?;
+            Ok(())
+        })
+    }
+
     /// The server serves its pin again: the pending surface is dropped. `false` when nothing was
     /// pending (no event then).
     pub fn release(&self, key: &ServerKey) -> Result<bool, PinStoreError> {

@@ -1,0 +1,259 @@
+//! The public log, for the proxy: verified before use, then asked, on first use and on a change,
+//! whether what this machine is served is what the public log saw of the same server.
+//!
+//! The server is named by its public identity ([`PublicIdentity`]): a runner's package and
+//! version, a locked package, or the HTTP endpoint. Each outcome is said in one of three ways:
+//! **matches the public record**, **differs from the public record**, **not in the public
+//! record**. A log that does not verify is never used: the proxy says so and pins as it would
+//! without one.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use pinlog_core::identity::PublicIdentity;
+use pinlog_core::json::{self, Limits};
+use pinlog_core::render::{quoted, safe};
+use pinlog_gate::lock::{approve, Approval};
+use pinlog_log::fetch::{FetchOptions, Served as ServedLog};
+use pinlog_log::note::VerifierKey;
+use pinlog_log::source::{FileError, LogSource};
+use pinlog_log::surface_blob::{self, SurfaceBlob};
+use pinlog_log::tiles::TileId;
+use pinlog_verifier::checkpoint::Policy;
+use pinlog_verifier::record::{Compared, Observed, PublicRecord};
+use pinlog_verifier::verify_log::{Options, State};
+
+use crate::check::Served;
+use crate::session::{OnPublicMismatch, Public, PublicVerdict};
+
+/// Where the public log is and how it is trusted.
+#[derive(Debug, Clone)]
+pub struct PublicLogOptions {
+    /// A log directory, or the http(s) URL serving one.
+    pub log: String,
+    /// The log's key (or keys), pinned by the user.
+    pub keys: Vec<VerifierKey>,
+    /// Where the verified checkpoint is kept between runs (and the entry rules' memory beside
+    /// it): a later start checks only what was added.
+    pub state: Option<PathBuf>,
+}
+
+/// The log's files: a directory, or a server.
+enum Source {
+    Dir(PathBuf),
+    Served(Box<ServedLog>),
+}
+
+impl LogSource for Source {
+    fn read_into(&self, rel: &str, max: u64, buf: &mut Vec<u8>) -> Result<(), FileError> {
+        match self {
+            Source::Dir(d) => pinlog_log::source::Dir(d).read_into(rel, max, buf),
+            Source::Served(s) => s.read_into(rel, max, buf),
+        }
+    }
+
+    fn older_partials(&self, tile: &TileId) -> std::io::Result<Vec<TileId>> {
+        match self {
+            Source::Dir(d) => pinlog_log::source::Dir(d).older_partials(tile),
+            Source::Served(s) => s.older_partials(tile),
+        }
+    }
+
+    fn readers(&self) -> u64 {
+        match self {
+            Source::Dir(d) => pinlog_log::source::Dir(d).readers(),
+            Source::Served(s) => s.readers(),
+        }
+    }
+
+    fn locate(&self, rel: &str) -> String {
+        match self {
+            Source::Dir(d) => pinlog_log::source::Dir(d).locate(rel),
+            Source::Served(s) => s.locate(rel),
+        }
+    }
+}
+
+/// The public log of `options`, verified, for the server `identity` names; `None` without one,
+/// or when it does not verify: that is said, and the proxy pins as without it.
+pub fn open_public(
+    options: Option<&PublicLogOptions>,
+    on: OnPublicMismatch,
+    identity: Option<PublicIdentity>,
+) -> Option<(Box<dyn Public + Send>, OnPublicMismatch)> {
+    match PublicLog::open(options?, identity) {
+        Ok(log) => Some((Box::new(log), on)),
+        Err(line) => {
+            eprintln!("pinlog: {line}; pinning as without it");
+            None
+        }
+    }
+}
+
+/// A verified public log, and who the server is in it.
+pub struct PublicLog {
+    record: PublicRecord<Source>,
+    identity: Option<PublicIdentity>,
+}
+
+impl PublicLog {
+    /// Verifies the log. `Err` says why it is not used, in a line safe to print.
+    pub fn open(
+        o: &PublicLogOptions,
+        identity: Option<PublicIdentity>,
+    ) -> Result<PublicLog, String> {
+        let source = if o.log.starts_with("http://") || o.log.starts_with("https://") {
+            Source::Served(Box::new(
+                ServedLog::new(&o.log, FetchOptions::default())
+                    .map_err(|e| safe(&e).into_owned())?,
+            ))
+        } else {
+            Source::Dir(PathBuf::from(&o.log))
+        };
+        let options = Options {
+            policy: Policy {
+                log_keys: o.keys.clone(),
+                witnesses: Vec::new(),
+                quorum: 0,
+                witness_policy: None,
+            },
+            state: o.state.as_deref().map(State::at),
+            generic: false,
+        };
+        let record = PublicRecord::open(source, &options).map_err(|e| {
+            format!(
+                "the public log {} does not verify ({}), so it is not used",
+                quoted(&o.log, 200),
+                safe(&e.to_string())
+            )
+        })?;
+        Ok(PublicLog { record, identity })
+    }
+
+    fn origin(&self) -> String {
+        safe(&self.record.checkpoint().origin).into_owned()
+    }
+}
+
+impl Public for PublicLog {
+    fn compare(&mut self, served: &Served, id: &str) -> (Vec<String>, Option<PublicVerdict>) {
+        let Some(identity) = &self.identity else {
+            return (
+                vec![format!(
+                    "{} has no public identity (not run through npx, uvx, pipx, node or python \
+                     -m, and no locked package): not compared with the public log",
+                    quoted(id, 64)
+                )],
+                None,
+            );
+        };
+        let who = match &identity.version {
+            Some(v) => format!("{} {}", identity.id, safe(v)),
+            None => identity.id.to_string(),
+        };
+        let blob = match surface_blob::build(
+            served.instructions.as_deref(),
+            &served.prompts,
+            &served.tools,
+        ) {
+            Ok(b) => b,
+            Err(e) => {
+                return (
+                    vec![format!(
+                        "the surface of {who} has no digest to compare with the public log ({})",
+                        safe(&e.to_string())
+                    )],
+                    None,
+                )
+            }
+        };
+        let origin = self.origin();
+        let outcome =
+            self.record
+                .compare(&identity.id, identity.version.as_deref(), &blob.surface());
+        let verdict = match outcome {
+            Ok(Compared::Matches(o)) => PublicVerdict {
+                line: format!(
+                    "{who} matches the public record: entry {} of {origin}{}, unchanged for {} \
+                     day(s); the pin is backed by public observation",
+                    o.index,
+                    observed_version(&o),
+                    days_since(&o)
+                ),
+                outcome: "public-matches",
+                public_lock: None,
+            },
+            Ok(Compared::Differs(o, public)) => PublicVerdict {
+                line: format!(
+                    "{who} DIFFERS FROM THE PUBLIC RECORD: entry {} of {origin}{} holds another \
+                     surface; either this machine's configuration changes the surface, or this \
+                     client is served something the public was not",
+                    o.index,
+                    observed_version(&o)
+                ),
+                outcome: "public-differs",
+                public_lock: Some((public_lock(&public, served, id), id.to_string())),
+            },
+            Ok(Compared::Absent) => PublicVerdict {
+                line: format!("{who} is not in the public record of {origin}"),
+                outcome: "public-absent",
+                public_lock: None,
+            },
+            Err(e) => {
+                return (
+                    vec![format!(
+                        "the public record could not be read ({}); {who} was not compared",
+                        safe(&e.to_string())
+                    )],
+                    None,
+                )
+            }
+        };
+        (Vec::new(), Some(verdict))
+    }
+}
+
+/// `, observed at version V` when the log recorded one.
+fn observed_version(o: &Observed) -> String {
+    match &o.version {
+        Some(v) => format!(", observed at version {}", safe(v)),
+        None => String::new(),
+    }
+}
+
+/// Whole days since the log first saw the surface.
+fn days_since(o: &Observed) -> u64 {
+    humantime::parse_rfc3339(o.since.as_str())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .unwrap_or(Duration::ZERO)
+        .as_secs()
+        / 86_400
+}
+
+/// The public surface as a lockfile for the server `id`, to be compared with what is served as
+/// a pin is. A blob that does not read as a surface gives an empty one: everything differs.
+fn public_lock(public: &SurfaceBlob, served: &Served, id: &str) -> Vec<u8> {
+    let doc = json::parse(public.bytes(), Limits::default()).ok();
+    let doc = doc.as_ref().and_then(|d| d.as_object());
+    let items = |name: &str| {
+        doc.and_then(|d| d.get(name))
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().cloned().map(|v| v.into_owned()).collect())
+            .unwrap_or_default()
+    };
+    let surface = Served {
+        reported_name: served.reported_name.clone(),
+        protocol_version: served.protocol_version.clone(),
+        instructions: doc
+            .and_then(|d| d.get("instructions"))
+            .and_then(|v| v.as_str())
+            .map(str::to_string),
+        tools: items("tools"),
+        prompts: items("prompts"),
+    };
+    match approve(&surface.manifest(id), None) {
+        Ok(Approval::Moved(l)) => l.to_bytes(),
+        _ => Vec::new(),
+    }
+}
