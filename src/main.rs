@@ -96,7 +96,10 @@ enum Command {
     /// -pubkey is given. 1 outranks 3. The text report renders every served string safe; -format
     /// json carries values as served; -format sarif is SARIF 2.1.0 for code scanning. See
     /// docs/GATE.md. Flags may also be written with one dash (-lock, -fail-on, -pubkey, ...).
-    Verify(pinlog_gate::cli::VerifyArgs),
+    /// With --log, each server whose package the manifest records is also looked up in the
+    /// public log (verified first) and said to match it, differ from it, or not be in it, after
+    /// the report; that never changes the exit code.
+    Verify(cli::verify::PinlogVerifyArgs),
     /// Make an Ed25519 key pair for signing lockfiles: FILE (PKCS#8 PEM) and FILE.pub (SPKI PEM)
     Key(pinlog_gate::cli::KeyArgs),
     /// Sign a lockfile: writes LOCK.sig, a detached Ed25519 envelope over its canonical form
@@ -280,7 +283,7 @@ fn main() -> ExitCode {
             Some(options) => (Render { ascii: false }, gate::lock(&options)),
             None => (Render { ascii: false }, cli::lock_check::run(args)),
         },
-        Command::Verify(args) => (Render { ascii: false }, gate::verify(&args.options())),
+        Command::Verify(args) => (Render { ascii: false }, cli::verify::run(args)),
         Command::Key(args) => (Render { ascii: false }, gate::key(&args.output)),
         Command::Sign(args) => (Render { ascii: false }, gate::sign(&args.lock, &args.key)),
         Command::Probe(args) => (Render { ascii: false }, cli::probe::run(args)),

@@ -52,10 +52,32 @@ impl Timestamp {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The time this is.
+    pub fn at(&self) -> SystemTime {
+        // `parse` admits only the one shape RFC 3339 parsers all read, years 1970 to 9999.
+        humantime::parse_rfc3339(&self.0).expect("a Timestamp is RFC 3339 UTC")
+    }
 }
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn a_timestamp_is_the_time_it_names() {
+        let t = Timestamp::parse("1970-01-02T00:00:01Z").unwrap();
+        assert_eq!(t.at(), UNIX_EPOCH + Duration::from_secs(86_401));
+        let leap = Timestamp::parse("2024-03-01T00:00:00Z").unwrap();
+        let before = Timestamp::parse("2024-02-28T00:00:00Z").unwrap();
+        let gap = leap.at().duration_since(before.at()).unwrap();
+        assert_eq!(gap, Duration::from_secs(2 * 86_400));
     }
 }

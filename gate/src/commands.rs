@@ -234,8 +234,25 @@ pub enum Format {
     Sarif,
 }
 
+/// What a caller adds to `verify`'s report from the manifest the gate read: `text` after the text
+/// report, `json` as members at the end of the JSON report (a name and its value, already JSON).
+/// The SARIF report takes neither. None of it changes the verdict.
+#[derive(Debug, Default)]
+pub struct Addendum {
+    pub text: String,
+    pub json: Vec<(&'static str, Vec<u8>)>,
+}
+
 /// `verify`: the served surface against the approved one. Returns the exit code of the verdict.
 pub fn verify(args: &VerifyOptions) -> Result<Exit, Failure> {
+    verify_with(args, |_| Addendum::default())
+}
+
+/// `verify`, with what `addendum` says of the manifest added to the report.
+pub fn verify_with(
+    args: &VerifyOptions,
+    addendum: impl FnOnce(&Manifest<'_>) -> Addendum,
+) -> Result<Exit, Failure> {
     let lock_bytes = read(&args.lock, "lockfile")?;
     let lock = read_lockfile(&args.lock, &lock_bytes)?;
     let manifest_bytes = read(&args.manifest, "manifest")?;
@@ -259,9 +276,14 @@ pub fn verify(args: &VerifyOptions) -> Result<Exit, Failure> {
     };
     let gate = args.fail_on.clone();
     let report = Report::new(&manifest, &lock, gate, signature, inputs);
+    let added = addendum(&manifest);
     let bytes = match args.format {
-        Format::Text => report_text::render(&report, args.ascii).into_bytes(),
-        Format::Json => report_json::render(&report),
+        Format::Text => {
+            let mut text = report_text::render(&report, args.ascii);
+            text.push_str(&added.text);
+            text.into_bytes()
+        }
+        Format::Json => report_json::render_with(&report, &added.json),
         Format::Sarif => report_sarif::render(&report, &String::from_utf8_lossy(&lock_bytes)),
     };
     match &args.output {

@@ -74,6 +74,12 @@ impl Json {
 
 /// Renders the report as one line of JSON and a newline.
 pub fn render(report: &Report<'_, '_>) -> Vec<u8> {
+    render_with(report, &[])
+}
+
+/// Renders the report with `members` added at its end: each a name and its value, already JSON.
+/// A reader of the report as specified skips members it does not know.
+pub fn render_with(report: &Report<'_, '_>, members: &[(&str, Vec<u8>)]) -> Vec<u8> {
     let mut j = Json(Vec::new());
     j.raw("{");
     j.key("schema").str("pinlog-verify-report");
@@ -150,24 +156,39 @@ pub fn render(report: &Report<'_, '_>) -> Vec<u8> {
     j.key("findings").raw("[");
     for f in &report.findings {
         j.item();
-        finding(&mut j, report, f);
+        finding(&mut j, Some(f.gated(&report.gate)), f);
     }
     j.raw("]");
     j.key("notes")
         .strings(report.notes.iter().map(String::as_str));
+    for (name, value) in members {
+        j.key(name);
+        j.0.extend_from_slice(value);
+    }
     j.raw("}\n");
     j.0
 }
 
-fn finding(j: &mut Json, report: &Report<'_, '_>, f: &Finding<'_, '_>) {
+/// Findings on their own, as a JSON array of the report's finding objects without `gated`, for
+/// commands that report without a gate.
+pub fn render_findings(findings: &[Finding<'_, '_>]) -> Vec<u8> {
+    let mut j = Json(Vec::new());
+    j.raw("[");
+    for f in findings {
+        j.item();
+        finding(&mut j, None, f);
+    }
+    j.raw("]");
+    j.0
+}
+
+fn finding(j: &mut Json, gated: Option<bool>, f: &Finding<'_, '_>) {
     j.raw("{");
     j.key("kind").str(f.kind.as_str());
     j.key("policy").opt_str(f.policy.map(Policy::as_str));
-    j.key("gated").raw(if f.gated(&report.gate) {
-        "true"
-    } else {
-        "false"
-    });
+    if let Some(gated) = gated {
+        j.key("gated").raw(if gated { "true" } else { "false" });
+    }
     j.key("server").str(f.server);
     j.key("subject").str(f.subject.kind());
     j.key("name").opt_str(f.subject.name());

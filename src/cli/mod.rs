@@ -15,4 +15,5 @@ pub mod policy;
 pub mod probe;
 pub mod proxy;
 pub mod site;
+pub mod verify;
 pub mod wrap;

@@ -238,14 +238,35 @@ fn report(e: &crate::VerifyError, what: &str) -> Result<Exit, Failure> {
     }
 }
 
+/// The keys a command pins a log by, and the prefix its flags carry (none for `verify-log`'s
+/// `--vkey`; `log-` for `verify`'s `--log-vkey`), for messages that name the flag to fix.
+pub struct LogKeys<'a> {
+    pub flags: &'a str,
+    pub vkey: &'a [String],
+    pub vkey_file: &'a [PathBuf],
+    pub witness: &'a [String],
+    pub quorum: Option<usize>,
+    pub witness_policy: Option<&'a Path>,
+}
+
 /// The keys and the quorum the arguments pin.
 fn policy(args: &VerifyLogOptions) -> Result<Policy, Failure> {
-    let witness_policy = args
-        .witness_policy
-        .as_deref()
-        .map(WitnessPolicy::load)
-        .transpose()?;
-    let mut log_keys: Vec<VerifierKey> = pinned_keys("--vkey", &args.vkey, &args.vkey_file)?
+    pinned_policy(&LogKeys {
+        flags: "",
+        vkey: &args.vkey,
+        vkey_file: &args.vkey_file,
+        witness: &args.witness,
+        quorum: args.quorum,
+        witness_policy: args.witness_policy.as_deref(),
+    })
+}
+
+/// The keys and the quorum `keys` pin: the log's keys (or a witness policy's `log` lines), the
+/// witnesses' cosignature keys, and how many of them must have cosigned.
+pub fn pinned_policy(keys: &LogKeys<'_>) -> Result<Policy, Failure> {
+    let flag = |name: &str| format!("--{}{name}", keys.flags);
+    let witness_policy = keys.witness_policy.map(WitnessPolicy::load).transpose()?;
+    let mut log_keys: Vec<VerifierKey> = pinned_keys(&flag("vkey"), keys.vkey, keys.vkey_file)?
         .into_iter()
         .map(|p| p.key)
         .collect();
@@ -263,39 +284,46 @@ fn policy(args: &VerifyLogOptions) -> Result<Policy, Failure> {
         } else if !wp.logs.is_empty()
             && !log_keys.iter().any(|k| wp.logs.iter().any(|l| l.key.is(k)))
         {
-            return Err(Failure::usage(
+            return Err(Failure::usage(format!(
                 "the witness policy's `log` lines name other keys than the log's given with \
-                 --vkey or --vkey-file",
-            ));
+                 {} or {}",
+                flag("vkey"),
+                flag("vkey-file")
+            )));
         }
     }
     if log_keys.is_empty() {
-        return Err(Failure::usage(
-            "give the log's public key with --vkey or --vkey-file, or a witness policy whose \
-             `log` line holds it (docs/VERIFYING.md says where to get it)",
-        ));
+        return Err(Failure::usage(format!(
+            "give the log's public key with {} or {}, or a witness policy whose `log` line \
+             holds it (docs/VERIFYING.md says where to get it)",
+            flag("vkey"),
+            flag("vkey-file")
+        )));
     }
     if let Some(k) = log_keys.iter().find(|k| k.is_cosignature()) {
         return Err(Failure::usage(format!(
-            "{} is a witness cosignature key; give it with --witness",
-            k.name()
+            "{} is a witness cosignature key; give it with {}",
+            k.name(),
+            flag("witness")
         )));
     }
     let mut witnesses = Vec::new();
-    for w in pinned_keys("--witness", &args.witness, &[])? {
+    for w in pinned_keys(&flag("witness"), keys.witness, &[])? {
         let key = w.key;
         if !key.is_cosignature() {
             return Err(Failure::usage(format!(
-                "--witness {}: not a tlog-cosignature/v1 key (its key type is not 0x04)",
+                "{} {}: not a tlog-cosignature/v1 key (its key type is not 0x04)",
+                flag("witness"),
                 render::safe(key.name())
             )));
         }
         witnesses.push(key);
     }
-    let quorum = args.quorum.unwrap_or(witnesses.len());
+    let quorum = keys.quorum.unwrap_or(witnesses.len());
     if quorum > witnesses.len() {
         return Err(Failure::usage(format!(
-            "--quorum {quorum} asks for more witnesses than the {} given",
+            "{} {quorum} asks for more witnesses than the {} given",
+            flag("quorum"),
             witnesses.len()
         )));
     }

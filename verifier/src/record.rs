@@ -7,13 +7,16 @@
 //! blob by its digest. A source that changes after the check cannot change the answers.
 
 use std::collections::HashMap;
+use std::time::SystemTime;
 
+use pinlog_core::identity::PublicIdentity;
+use pinlog_core::manifest::Manifest;
 use pinlog_core::{Digest, ServerId};
 use pinlog_log::checkpoint::Checkpoint;
 use pinlog_log::entry::{Entry, Timestamp};
 use pinlog_log::merkle;
 use pinlog_log::source::LogSource;
-use pinlog_log::surface_blob::SurfaceBlob;
+use pinlog_log::surface_blob::{self, SurfaceBlob};
 use pinlog_log::tile_reader::TileReader;
 use pinlog_log::Hash;
 
@@ -52,6 +55,48 @@ pub enum Compared {
     Differs(Observed, SurfaceBlob),
     /// The log has no entry for the server.
     Absent,
+}
+
+/// Where one server of a manifest stands in the public record.
+#[derive(Debug)]
+pub struct Standing {
+    /// The server's id in the manifest.
+    pub server: String,
+    /// Who the server is in the log, from the package the manifest records.
+    pub identity: Option<PublicIdentity>,
+    pub outcome: Outcome,
+}
+
+/// What the public record says of one server a manifest captured.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The server has no public identity: why not.
+    NoIdentity(&'static str),
+    /// The captured surface has no digest the log could hold: why not.
+    NoDigest(String),
+    /// The log's entry has the captured surface, unchanged for `days` whole days since it first
+    /// saw it.
+    Matches { observed: Observed, days: u64 },
+    /// The log's entry has another surface: the log's, to show the difference.
+    Differs {
+        observed: Observed,
+        public: SurfaceBlob,
+    },
+    /// The log has no entry for the server's identity.
+    Absent,
+}
+
+impl Outcome {
+    /// The outcome in the words every command that compares with the log uses.
+    pub fn words(&self) -> &'static str {
+        match self {
+            Outcome::NoIdentity(_) => "no public identity",
+            Outcome::NoDigest(_) => "cannot be compared with the public record",
+            Outcome::Matches { .. } => "matches the public record",
+            Outcome::Differs { .. } => "differs from the public record",
+            Outcome::Absent => "not in the public record",
+        }
+    }
 }
 
 impl<S: LogSource> PublicRecord<S> {
@@ -134,6 +179,52 @@ impl<S: LogSource> PublicRecord<S> {
         let blob =
             SurfaceBlob::read(bytes).map_err(|e| VerifyError::bad(at(), e.rule, e.detail))?;
         Ok(Compared::Differs(observed, blob))
+    }
+
+    /// Where each server of `manifest` stands in the record, in the manifest's order; `now` counts
+    /// the days a match has been unchanged. The log names a server by its package, so a server
+    /// whose manifest entry records none has no identity to look up.
+    pub fn standings(
+        &self,
+        manifest: &Manifest<'_>,
+        now: SystemTime,
+    ) -> Result<Vec<Standing>, VerifyError> {
+        let mut out = Vec::with_capacity(manifest.servers.len());
+        for s in &manifest.servers {
+            let identity = s.package.as_ref().and_then(PublicIdentity::of_package);
+            let outcome = match (&s.package, &identity) {
+                (None, _) => Outcome::NoIdentity("the manifest records no package for it"),
+                (Some(_), None) => {
+                    Outcome::NoIdentity("its package name is not one the log can hold")
+                }
+                (Some(_), Some(id)) => {
+                    match surface_blob::build(s.instructions.as_deref(), &s.prompts, &s.tools) {
+                        Err(e) => Outcome::NoDigest(e.to_string()),
+                        Ok(served) => {
+                            match self.compare(&id.id, id.version.as_deref(), &served.surface())? {
+                                Compared::Matches(observed) => {
+                                    // A log whose clock ran ahead of this one's: no whole day yet.
+                                    let days = now
+                                        .duration_since(observed.since.at())
+                                        .map_or(0, |d| d.as_secs() / 86_400);
+                                    Outcome::Matches { observed, days }
+                                }
+                                Compared::Differs(observed, public) => {
+                                    Outcome::Differs { observed, public }
+                                }
+                                Compared::Absent => Outcome::Absent,
+                            }
+                        }
+                    }
+                }
+            };
+            out.push(Standing {
+                server: s.id.clone(),
+                identity,
+                outcome,
+            });
+        }
+        Ok(out)
     }
 
     /// Entry `index`, proven included in the verified tree.
