@@ -154,7 +154,7 @@ impl World {
             "drift",
             "--log",
             self.log.to_str().unwrap(),
-            "--vkey",
+            "--log-vkey",
             &self.vkey,
             "--on-public-mismatch",
             mode,

@@ -19,8 +19,8 @@ pub const VALUED: [&str; 10] = [
     "--listen",
     "--upstream",
     "--log",
-    "--vkey",
-    "--vkey-file",
+    "--log-vkey",
+    "--log-vkey-file",
     "--log-state",
     "--on-public-mismatch",
 ];

@@ -64,10 +64,10 @@ pub struct ProxyArgs {
     pub log: Option<String>,
     /// The public log's key, `name+hex8+base64`, pinned from a source you trust
     #[arg(long, value_name = "VKEY", requires = "log")]
-    pub vkey: Vec<String>,
+    pub log_vkey: Vec<String>,
     /// A file holding the public log's key (one per line; `#` starts a comment)
     #[arg(long, value_name = "FILE", requires = "log")]
-    pub vkey_file: Vec<PathBuf>,
+    pub log_vkey_file: Vec<PathBuf>,
     /// Remember the public log's verified checkpoint in FILE (and what its checks carry in
     /// FILE.rules): a later start proves the log extends it and reads only what was added
     #[arg(long, value_name = "FILE", requires = "log")]
@@ -91,13 +91,13 @@ impl ProxyArgs {
         let public_log = match self.log {
             None => None,
             Some(log) => {
-                let keys: Vec<_> = pinned_keys("--vkey", &self.vkey, &self.vkey_file)?
+                let keys: Vec<_> = pinned_keys("--log-vkey", &self.log_vkey, &self.log_vkey_file)?
                     .into_iter()
                     .map(|p| p.key)
                     .collect();
                 if keys.is_empty() {
                     return Err(Failure::usage(
-                        "--log needs the public log's key: --vkey or --vkey-file \
+                        "--log needs the public log's key: --log-vkey or --log-vkey-file \
                          (docs/VERIFYING.md says where to get it)",
                     ));
                 }
