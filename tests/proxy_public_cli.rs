@@ -282,3 +282,54 @@ fn a_log_that_does_not_verify_is_not_used() {
     assert!(!err.contains("public record"), "{err}");
     assert!(err.contains("pinned 1 tool(s)"), "{err}");
 }
+
+#[test]
+fn the_pinlog_home_can_name_the_public_log() {
+    let w = World::new();
+    let home = w.home("setting");
+    std::fs::write(
+        home.join("public-log"),
+        format!(
+            "# the public log\nlog {}\nvkey {}\n",
+            w.log.display(),
+            w.vkey
+        ),
+    )
+    .unwrap();
+    let (a, o) = through(
+        &home,
+        &[],
+        &["--name", "drift"],
+        &server("drift_server"),
+        &[],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(a["ok"], true, "{a}\n{err}");
+    assert!(
+        err.contains("pypi:drift-server matches the public record: entry 0"),
+        "{err}"
+    );
+    // Kept with a state beside the setting.
+    let state = std::fs::read_to_string(home.join("public-log.state")).unwrap();
+    assert!(state.starts_with("example.com/pinlog-test\n2\n"), "{state}");
+
+    // A setting that breaks its rules is named, and the proxy pins as without it.
+    let home = w.home("bad-setting");
+    std::fs::write(
+        home.join("public-log"),
+        format!("log {}\n", w.log.display()),
+    )
+    .unwrap();
+    let (a, o) = through(
+        &home,
+        &[],
+        &["--name", "drift"],
+        &server("drift_server"),
+        &[],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(a["ok"], true, "{a}\n{err}");
+    assert!(err.contains("public-log line 1: no `vkey` line"), "{err}");
+    assert!(err.contains("pinning as without the public log"), "{err}");
+    assert!(err.contains("pinned 1 tool(s)"), "{err}");
+}

@@ -7,9 +7,10 @@
 //! record**. A log that does not verify is never used: the proxy says so and pins as it would
 //! without one.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use pinlog_core::files::read_bounded;
 use pinlog_core::identity::PublicIdentity;
 use pinlog_core::json::{self, Limits};
 use pinlog_core::render::{quoted, safe};
@@ -25,6 +26,7 @@ use pinlog_verifier::verify_log::{Options, State};
 
 use crate::check::Served;
 use crate::session::{OnPublicMismatch, Public, PublicVerdict};
+use crate::store::Store;
 
 /// Where the public log is and how it is trusted.
 #[derive(Debug, Clone)]
@@ -74,14 +76,83 @@ impl LogSource for Source {
     }
 }
 
-/// The public log of `options`, verified, for the server `identity` names; `None` without one,
-/// or when it does not verify: that is said, and the proxy pins as without it.
+/// The file in the pinlog home naming the public log to use when `--log` is not given.
+pub const SETTING: &str = "public-log";
+/// Where the checkpoint of the log the setting names is kept, beside it.
+const SETTING_STATE: &str = "public-log.state";
+/// The largest setting read.
+const MAX_SETTING: u64 = 64 << 10;
+
+impl PublicLogOptions {
+    /// The public log the pinlog home's [`SETTING`] file names, if there is one: lines `log
+    /// DIR|URL` (one) and `vkey VKEY` (one or more); blank lines and lines starting `#` are
+    /// skipped. Its state is kept in `public-log.state` beside it.
+    pub fn from_home(home: &Path) -> Result<Option<PublicLogOptions>, String> {
+        let path = home.join(SETTING);
+        let bytes = match read_bounded(&path, MAX_SETTING) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let at = |n: usize, why: &str| format!("{} line {n}: {why}", path.display());
+        let text = std::str::from_utf8(&bytes).map_err(|_| at(1, "not UTF-8"))?;
+        let (mut log, mut keys) = (None, Vec::new());
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            match line.split_once(' ') {
+                Some(("log", value)) if log.is_none() => log = Some(value.trim().to_string()),
+                Some(("log", _)) => return Err(at(i + 1, "a second `log` line")),
+                Some(("vkey", value)) => keys.push(
+                    VerifierKey::parse(value.trim())
+                        .map_err(|e| at(i + 1, &format!("not a vkey: {e}")))?,
+                ),
+                _ => {
+                    return Err(at(
+                        i + 1,
+                        "a line is `log DIR|URL` or `vkey NAME+HEX8+BASE64`",
+                    ))
+                }
+            }
+        }
+        let log = log.ok_or_else(|| at(1, "no `log` line"))?;
+        if keys.is_empty() {
+            return Err(at(1, "no `vkey` line: the log's key must be pinned"));
+        }
+        Ok(Some(PublicLogOptions {
+            log,
+            keys,
+            state: Some(home.join(SETTING_STATE)),
+        }))
+    }
+}
+
+/// The public log of `options` (else the one the pinlog home's setting names), verified, for the
+/// server `identity` names; `None` without one, or when it does not verify: that is said, and the
+/// proxy pins as without it.
 pub fn open_public(
     options: Option<&PublicLogOptions>,
     on: OnPublicMismatch,
     identity: Option<PublicIdentity>,
 ) -> Option<(Box<dyn Public + Send>, OnPublicMismatch)> {
-    match PublicLog::open(options?, identity) {
+    let configured;
+    let options = match options {
+        Some(o) => o,
+        None => {
+            let home = Store::home().ok()?;
+            configured = match PublicLogOptions::from_home(&home) {
+                Ok(o) => o?,
+                Err(why) => {
+                    eprintln!("pinlog: {}; pinning as without the public log", safe(&why));
+                    return None;
+                }
+            };
+            &configured
+        }
+    };
+    match PublicLog::open(options, identity) {
         Ok(log) => Some((Box::new(log), on)),
         Err(line) => {
             eprintln!("pinlog: {line}; pinning as without it");
