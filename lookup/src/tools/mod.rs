@@ -83,7 +83,7 @@ impl LookupTools {
         let config = self.log.as_ref()?;
         let mut cached = self.index.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(index) = cached.as_ref() {
-            if history::current_note(&config.dir).as_deref() == Some(index.note.as_str()) {
+            if history::current_note(&config.dir).as_deref() == Some(index.record.note()) {
                 return Some(Ok(index.clone()));
             }
         }
