@@ -30,9 +30,10 @@ const ARGUMENTS: &[&str] = &["pin", "identity", "version"];
 
 const NOTE: &str = "Facts only: the outcome, the log's entry, dates, counts and fixed change \
     labels. The text that differs is never shown here, as it may be written to steer a model: a \
-    person reads it in a terminal, where `pinlog review KEY` shows the pin and the proxy started \
-    with --log shows the difference from the public surface. A match says the public log saw the \
-    same surface, not that it is safe.";
+    person reads the difference in a terminal, where the proxy started with --log, or `pinlog \
+    verify --log` of a manifest, shows it field by field (`pinlog review` shows only a change \
+    pending against the pin). A match says the public log saw the same surface, not that it is \
+    safe.";
 
 impl LookupTools {
     pub(super) fn pin_vs_public_record(&self, arguments: &Object<'_>) -> ToolResult {
@@ -212,10 +213,6 @@ fn compared(
                 // A public blob that reads as no surface: every item differs, none is counted.
                 Err(_) => out.push(("labels", Out::Arr(vec![]))),
             }
-            out.push((
-                "review",
-                Out::Str(SafeStr::format("pinlog review {}", &[&SafeStr::key(key)])),
-            ));
         }
         Compared::Absent => {
             // The identity asked is not one the log holds: it is not echoed.
