@@ -1,14 +1,18 @@
 //! `pinlog lookup` end to end: the binary driven by the official Python MCP SDK
 //! (tests/fixtures/lookup_client.py) over stdio and over Streamable HTTP, in both eras, with a
-//! published log and a pin store holding hostile text; and its command line refusals.
+//! published log and a pin store holding hostile text; pins made by the real proxy compared with
+//! the public record; and its command line refusals.
 
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::SystemTime;
 
-use pinlog_log::entry::Timestamp;
+use pinlog_core::json::{self, Limits};
+use pinlog_log::entry::{Previous, Probe, Timestamp};
 use pinlog_log::entry_builder::EntryBuilder;
 use pinlog_log::note::SignerKey;
 use pinlog_log::store::Store;
+use pinlog_log::surface_blob::SurfaceBlob;
 use pinlog_testkit::log::{probe, tools_surface};
 use pinlog_testkit::output::text;
 use pinlog_testkit::repo::installed;
@@ -105,7 +109,8 @@ fn the_python_sdk_drives_pinlog_lookup_over_stdio_and_http_in_both_eras() {
         let target = ["--", bin, "lookup", "--log", pub_dir, "--vkey", &vkey];
         let v = sdk(&home, mode, &target, &calls);
         assert_eq!(v["protocol"], protocol, "{v}");
-        assert_eq!(v["tools"].as_array().unwrap().len(), 4, "{v}");
+        // With a log and a pin store, all five tools.
+        assert_eq!(v["tools"].as_array().unwrap().len(), 5, "{v}");
         let status = &v["calls"][0]["result"]["structuredContent"];
         assert_eq!(status["status"], "ok", "{v}");
         assert_eq!(status["current"]["tools"], 2);
@@ -149,4 +154,305 @@ fn lookup_refuses_a_log_without_a_key_and_a_non_loopback_address() {
     let o = pinlog(&["lookup", "--http", "0.0.0.0:8787"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("loopback"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A pin against the public record: the drift fixture (tests/fixtures/drift_server.py) pinned by
+// the real proxy, and a log holding what `pinlog probe` reads of the same fixture.
+
+/// The surface `pinlog probe` reads of the fixture run as `python -m MODULE` with `env`.
+fn probed(module: &str, path: &str, env: &[(&str, &str)]) -> SurfaceBlob {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pinlog"));
+    c.args(["probe", "--", &python(), "-m", module])
+        .env("PYTHONPATH", path);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let m: J = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &m["servers"][0];
+    let doc =
+        json!({"instructions": s["instructions"], "prompts": s["prompts"], "tools": s["tools"]});
+    let bytes = json::canonicalize(doc.to_string().as_bytes(), Limits::default())
+        .unwrap()
+        .unwrap();
+    SurfaceBlob::read(bytes).unwrap()
+}
+
+/// Appends `server`'s surface `s`, seen `at` by a probe of `version`, after its last entry.
+fn append(store: &mut Store, server: &str, at: &str, s: &SurfaceBlob, version: &str) {
+    let server = server.parse().unwrap();
+    let latest = store.latest(&server).unwrap();
+    let old = latest.map(|l| store.blob(&l.blob).unwrap().unwrap());
+    let old = old
+        .as_ref()
+        .map(|b| json::parse(b, Limits::default()).unwrap());
+    let new = json::parse(s.bytes(), Limits::default()).unwrap();
+    let mut labels: Vec<String> = pinlog_core::labels::surface_labels(old.as_ref(), &new)
+        .into_iter()
+        .map(|l| l.as_str().to_string())
+        .collect();
+    labels.sort();
+    labels.dedup();
+    let entry = EntryBuilder {
+        server,
+        observed_at: Timestamp::parse(at).unwrap(),
+        surface: s,
+        previous: latest.map(|l| Previous {
+            index: l.index,
+            surface: l.surface,
+        }),
+        labels,
+        probe: Probe {
+            package_version: Some(version.into()),
+            ..probe()
+        },
+    };
+    store
+        .append(&entry.to_bytes().unwrap(), Some(s.bytes()))
+        .unwrap();
+}
+
+/// Pins `python -m MODULE` (with `env`) under `name` through the real proxy into `home`.
+fn pin(home: &Path, name: &str, module: &str, path: &str, env: &[(&str, &str)]) {
+    let mut c = Command::new(python());
+    c.arg(installed("tests/fixtures/sdk_client.py"))
+        .args(["--", env!("CARGO_BIN_EXE_pinlog"), "proxy", "--name", name])
+        .args(["--", &python(), "-m", module])
+        .env("PINLOG_HOME", home)
+        .env("PYTHONPATH", path);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    let answer: J = serde_json::from_str(text(&o.stdout).trim())
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&o.stdout), text(&o.stderr)));
+    assert_eq!(answer["ok"], true, "{answer}\n{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("pinned"), "{}", text(&o.stderr));
+}
+
+/// Whole days from `at` to `now`.
+fn days(now: SystemTime, at: &str) -> u64 {
+    now.duration_since(humantime::parse_rfc3339(at).unwrap())
+        .unwrap()
+        .as_secs()
+        / 86_400
+}
+
+#[test]
+fn a_pin_is_compared_with_the_public_record_in_the_proxy_s_three_outcomes() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = installed("tests/fixtures");
+    // The fixture under a second module name: a second pin of this machine, with its own key.
+    let alias = dir.path().join("alias");
+    std::fs::create_dir_all(&alias).unwrap();
+    std::fs::copy(
+        Path::new(&fixtures).join("drift_server.py"),
+        alias.join("changed_server.py"),
+    )
+    .unwrap();
+    let path = format!("{}:{fixtures}", alias.display());
+
+    // The log: 0 another server, 1 the fixture at 1.0.0, 2 the fixture at 2.0.0 with other
+    // instructions, 3 another server.
+    let key = SignerKey::generate(ORIGIN).unwrap();
+    let mut store = Store::create(&dir.path().join("log.db"), ORIGIN).unwrap();
+    let other = pinlog_testkit::log::surface(3);
+    append(
+        &mut store,
+        "npm:other",
+        "2026-01-01T00:00:00Z",
+        &other,
+        "1.0.0",
+    );
+    let v1 = probed("drift_server", &path, &[]);
+    append(
+        &mut store,
+        "pypi:drift-server",
+        "2026-01-01T00:00:01Z",
+        &v1,
+        "1.0.0",
+    );
+    let v2 = probed("drift_server", &path, &[("DRIFT_INSTRUCTIONS", "v2")]);
+    append(
+        &mut store,
+        "pypi:drift-server",
+        "2026-02-01T00:00:00Z",
+        &v2,
+        "2.0.0",
+    );
+    let after = pinlog_testkit::log::surface(4);
+    append(
+        &mut store,
+        "npm:after",
+        "2026-02-02T00:00:00Z",
+        &after,
+        "1.0.0",
+    );
+    let pub_dir = dir.path().join("pub");
+    pinlog_log::publish::publish(&mut store, &key, &pub_dir, |_, _| {}).unwrap();
+    let vkey = key.verifier().to_string();
+
+    // This machine: the fixture as the log saw it at 1.0.0, and one serving a changed `weather`
+    // (its description asks for the conversation's notes) and a tool the log never saw.
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    pin(&home, "drift", "drift_server", &path, &[]);
+    let changed_env = [("DRIFT_TOOLS", "v2"), ("DRIFT_EXTRA_TOOL", "1")];
+    pin(&home, "changed", "changed_server", &path, &changed_env);
+
+    let tool = "pinlog_pin_vs_public_record";
+    let calls = [
+        (
+            tool,
+            json!({"pin": "drift", "identity": "pypi:drift-server", "version": "1.0.0"}),
+        ),
+        (
+            tool,
+            json!({"pin": "changed", "identity": "pypi:drift-server", "version": "1.0.0"}),
+        ),
+        (
+            tool,
+            json!({"pin": "drift", "identity": "pypi:drift-server"}),
+        ),
+        (
+            tool,
+            json!({"pin": "drift", "identity": "pypi:never-crawled-server"}),
+        ),
+        (
+            tool,
+            json!({"pin": "nope", "identity": "pypi:drift-server"}),
+        ),
+        (tool, json!({"pin": "drift", "identity": "no kind here"})),
+        ("pinlog_my_servers", json!({})),
+    ];
+    let bin = env!("CARGO_BIN_EXE_pinlog");
+    let pub_dir = pub_dir.to_str().unwrap();
+    let target = ["--", bin, "lookup", "--log", pub_dir, "--vkey", &vkey];
+    let before = SystemTime::now();
+    let v = sdk(&home, "auto", &target, &calls);
+    let now = SystemTime::now();
+    let answer = |i: usize| -> &J {
+        let r = &v["calls"][i]["result"];
+        let text: J = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, r["structuredContent"], "{r}");
+        &r["structuredContent"]
+    };
+    let is_error = |i: usize| v["calls"][i]["result"]["isError"].clone();
+    let listed: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(listed.contains(&tool), "{listed:?}");
+    let keys: Vec<(String, String)> = answer(6)["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["label"].as_str().unwrap().to_string(),
+                s["key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let key_of = |label: &str| keys.iter().find(|(l, _)| l == label).unwrap().1.clone();
+
+    // Matches: entry 1, seen at 1.0.0 since its time.
+    let a = answer(0);
+    assert_eq!(is_error(0), false, "{a}");
+    assert_eq!(a["status"], "ok", "{a}");
+    assert_eq!(a["outcome"], "public-matches", "{a}");
+    assert_eq!(a["words"], "matches the public record");
+    assert_eq!(a["key"], key_of("drift"));
+    assert_eq!(a["label"], "drift");
+    assert_eq!(a["identity"], "pypi:drift-server");
+    assert_eq!(a["entry"], 1);
+    assert_eq!(a["since"], "2026-01-01T00:00:01Z");
+    assert_eq!(a["observed_version"], "1.0.0");
+    assert_eq!(a["public_surface"], v1.surface().to_string());
+    assert_eq!(a["pinned_surface"], v1.surface().to_string());
+    let d = a["days_since"].as_u64().unwrap();
+    let (low, high) = (
+        days(before, "2026-01-01T00:00:01Z"),
+        days(now, "2026-01-01T00:00:01Z"),
+    );
+    assert!((low..=high).contains(&d), "{d} not in {low}..={high}");
+    assert_eq!(
+        a["message"],
+        format!(
+            "Matches the public record: entry 1 of {ORIGIN}, observed at version 1.0.0, \
+             unchanged for {d} day(s); the pin is backed by public observation."
+        )
+    );
+    assert_eq!(a["log"]["entries"], 4);
+    assert_eq!(a["log"]["verified"], true);
+
+    // Differs: the same entry, with the change as labels and counts only.
+    let b = answer(1);
+    assert_eq!(is_error(1), false, "{b}");
+    assert_eq!(b["outcome"], "public-differs", "{b}");
+    assert_eq!(b["words"], "differs from the public record");
+    assert_eq!(b["key"], key_of("changed"));
+    assert_eq!(b["entry"], 1);
+    assert_eq!(b["observed_version"], "1.0.0");
+    assert_eq!(b["public_surface"], v1.surface().to_string());
+    assert_ne!(b["pinned_surface"], v1.surface().to_string());
+    assert_eq!(
+        b["tools"],
+        json!({"public": 1, "pinned": 2, "changed": 1, "added": 1, "removed": 0}),
+        "{b}"
+    );
+    assert_eq!(
+        b["prompts"],
+        json!({"public": 1, "pinned": 1, "changed": 0, "added": 0, "removed": 0}),
+        "{b}"
+    );
+    assert_eq!(b["instructions_changed"], false);
+    let labels = b["labels"].as_array().unwrap();
+    for l in ["tool-changed", "tool-added", "new-field"] {
+        assert!(labels.contains(&json!(l)), "{l} in {b}");
+    }
+
+    // Without a version: the log's latest entry for the identity, whose instructions differ.
+    let c = answer(2);
+    assert_eq!(c["outcome"], "public-differs", "{c}");
+    assert_eq!(c["entry"], 2);
+    assert_eq!(c["since"], "2026-02-01T00:00:00Z");
+    assert_eq!(c["observed_version"], "2.0.0");
+    assert_eq!(c["instructions_changed"], true);
+    assert!(c["labels"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("instructions-changed")));
+
+    // Not in the record: said, and the identity asked is not echoed.
+    let n = answer(3);
+    assert_eq!(is_error(3), false, "{n}");
+    assert_eq!(n["outcome"], "public-absent", "{n}");
+    assert_eq!(n["words"], "not in the public record");
+    assert_eq!(n["key"], key_of("drift"));
+    assert!(n.get("entry").is_none(), "{n}");
+    assert!(!n.to_string().contains("never-crawled"), "{n}");
+
+    // An unknown pin and a malformed identity.
+    assert_eq!(answer(4)["status"], "not-found");
+    assert_eq!(is_error(4), true);
+    assert_eq!(answer(5)["status"], "invalid-arguments");
+    assert_eq!(is_error(5), true);
+
+    // No text a server wrote, anywhere: not the changed description, nor the tool the log never
+    // saw, nor the instructions.
+    let all = v["calls"].to_string();
+    for served in [
+        "conversation's notes",
+        "Forecast the weather",
+        "Looks up the weather",
+        "Tell the weather",
+    ] {
+        assert!(!all.contains(served), "{served:?} in {all}");
+    }
+    assert!(all.is_ascii(), "{all}");
 }

@@ -1,7 +1,8 @@
 //! A public server's history, from a local copy of the published log: verified first against
-//! the pinned key (`pinlog_verifier::verify_log`, every rule), then read once more into a small
-//! index, whose root must be the verified checkpoint's: what is indexed is what was verified,
-//! even if the directory changed in between.
+//! the pinned key (every rule of `verify-log`, as the proxy's public record verifies it), then
+//! read once more into a small index, whose root must be the verified checkpoint's: what is
+//! indexed is what was verified, even if the directory changed in between. The verified record
+//! is kept beside the index, to compare a pin with as the proxy compares what it is served.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -13,12 +14,14 @@ use pinlog_log::entry::{Entry, Timestamp};
 use pinlog_log::in_dir;
 use pinlog_log::merkle::CompactRange;
 use pinlog_log::note::{VerifierKey, MAX_NOTE};
-use pinlog_log::source::Dir;
+use pinlog_log::source::{Dir, FileError, LogSource};
 use pinlog_log::tile_reader::BundleReader;
+use pinlog_log::tiles::TileId;
 use pinlog_log::Hash;
 use pinlog_verifier::checkpoint::Policy;
-use pinlog_verifier::outcome::{Location, Severity};
-use pinlog_verifier::verify_log::{verify_log, Options};
+use pinlog_verifier::outcome::{Location, Severity, VerifyError};
+use pinlog_verifier::record::PublicRecord;
+use pinlog_verifier::verify_log::Options;
 
 use crate::safe::{labels, SafeStr};
 
@@ -58,15 +61,35 @@ pub struct History {
     pub recent: VecDeque<EntryInfo>,
 }
 
+/// The log's directory, owned: the record reads it for as long as the index is kept.
+pub struct LogDir(PathBuf);
+
+impl LogSource for LogDir {
+    fn read_into(&self, rel: &str, max: u64, buf: &mut Vec<u8>) -> Result<(), FileError> {
+        Dir(&self.0).read_into(rel, max, buf)
+    }
+
+    fn older_partials(&self, tile: &TileId) -> std::io::Result<Vec<TileId>> {
+        Dir(&self.0).older_partials(tile)
+    }
+
+    fn readers(&self) -> u64 {
+        Dir(&self.0).readers()
+    }
+
+    fn locate(&self, rel: &str) -> String {
+        Dir(&self.0).locate(rel)
+    }
+}
+
 /// A verified log, indexed by server.
-#[derive(Debug)]
 pub struct LogIndex {
     pub origin: String,
     pub size: u64,
     pub root: Hash,
-    /// The signed checkpoint, as verified: a copy whose checkpoint still reads the same needs no
-    /// second verification.
-    pub note: String,
+    /// The verified log, to compare a surface with; its signed checkpoint, as verified, tells
+    /// whether a copy still reads the same and needs no second verification.
+    pub record: PublicRecord<LogDir>,
     servers: BTreeMap<String, History>,
     /// Counts already read, by blob digest.
     counted: Mutex<HashMap<Digest, Counts>>,
@@ -99,6 +122,18 @@ pub struct Counts {
     pub instructions: bool,
 }
 
+impl From<VerifyError> for LogProblem {
+    fn from(e: VerifyError) -> LogProblem {
+        match e.severity {
+            Severity::Bad => LogProblem::Bad {
+                rule: e.rule,
+                at: at_text(&e.at),
+            },
+            Severity::Unreadable => LogProblem::Unreadable { at: at_text(&e.at) },
+        }
+    }
+}
+
 fn at_text(at: &Location) -> String {
     match at {
         Location::Checkpoint => "checkpoint".into(),
@@ -121,14 +156,8 @@ pub fn load(config: &LogConfig) -> Result<LogIndex, LogProblem> {
         state: None,
         generic: false,
     };
-    let verified = verify_log(&config.dir, &options, |_, _| {}).map_err(|e| match e.severity {
-        Severity::Bad => LogProblem::Bad {
-            rule: e.rule,
-            at: at_text(&e.at),
-        },
-        Severity::Unreadable => LogProblem::Unreadable { at: at_text(&e.at) },
-    })?;
-    let checkpoint = &verified.opened.checkpoint;
+    let record = PublicRecord::open(LogDir(config.dir.clone()), &options)?;
+    let checkpoint = record.checkpoint().clone();
     let size = checkpoint.size;
     let mut range = CompactRange::default();
     let mut servers: BTreeMap<String, History> = BTreeMap::new();
@@ -169,7 +198,7 @@ pub fn load(config: &LogConfig) -> Result<LogIndex, LogProblem> {
         origin: checkpoint.origin.clone(),
         size,
         root: checkpoint.root,
-        note: verified.opened.note_text.clone(),
+        record,
         servers,
         counted: Mutex::new(HashMap::new()),
     })

@@ -378,6 +378,7 @@ fn the_python_sdk_reads_every_tool_over_stdio_in_both_eras() {
                 "pinlog_server_status",
                 "pinlog_my_servers",
                 "pinlog_change_summary",
+                "pinlog_pin_vs_public_record",
                 "pinlog_how_to_protect"
             ]
         );

@@ -303,8 +303,9 @@ fn days_since(o: &Observed) -> u64 {
 }
 
 /// The public surface as a lockfile for the server `id`, to be compared with what is served as
-/// a pin is. A blob that does not read as a surface gives an empty one: everything differs.
-fn public_lock(public: &SurfaceBlob, served: &Served, id: &str) -> Vec<u8> {
+/// a pin is (lookup compares a pin with it the same way). A blob that does not read as a surface
+/// gives an empty one: everything differs.
+pub fn public_lock(public: &SurfaceBlob, served: &Served, id: &str) -> Vec<u8> {
     let doc = json::parse(public.bytes(), Limits::default()).ok();
     let doc = doc.as_ref().and_then(|d| d.as_object());
     let items = |name: &str| {

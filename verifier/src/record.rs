@@ -32,6 +32,9 @@ const MAX_BLOB: u64 = 64 << 20;
 pub struct PublicRecord<S> {
     source: S,
     checkpoint: Checkpoint,
+    /// The signed checkpoint as verified: a holder that finds the same text in the source knows
+    /// the record is still current.
+    note: String,
     servers: HashMap<String, (u64, Digest)>,
 }
 
@@ -44,6 +47,15 @@ pub struct Observed {
     /// The package version the crawler ran, if any.
     pub version: Option<String>,
     pub surface: Digest,
+}
+
+impl Observed {
+    /// Whole days from when the log first saw the surface to `now`; 0 for a log whose clock ran
+    /// ahead of this one's.
+    pub fn days(&self, now: SystemTime) -> u64 {
+        now.duration_since(self.since.at())
+            .map_or(0, |d| d.as_secs() / 86_400)
+    }
 }
 
 /// What the public record says of a surface served here.
@@ -86,15 +98,31 @@ pub enum Outcome {
     Absent,
 }
 
+/// The three outcomes in the words every command that compares with the log uses.
+pub const MATCHES: &str = "matches the public record";
+pub const DIFFERS: &str = "differs from the public record";
+pub const ABSENT: &str = "not in the public record";
+
+impl Compared {
+    /// The outcome in the words every command that compares with the log uses.
+    pub fn words(&self) -> &'static str {
+        match self {
+            Compared::Matches(_) => MATCHES,
+            Compared::Differs(..) => DIFFERS,
+            Compared::Absent => ABSENT,
+        }
+    }
+}
+
 impl Outcome {
     /// The outcome in the words every command that compares with the log uses.
     pub fn words(&self) -> &'static str {
         match self {
             Outcome::NoIdentity(_) => "no public identity",
             Outcome::NoDigest(_) => "cannot be compared with the public record",
-            Outcome::Matches { .. } => "matches the public record",
-            Outcome::Differs { .. } => "differs from the public record",
-            Outcome::Absent => "not in the public record",
+            Outcome::Matches { .. } => MATCHES,
+            Outcome::Differs { .. } => DIFFERS,
+            Outcome::Absent => ABSENT,
         }
     }
 }
@@ -115,6 +143,7 @@ impl<S: LogSource> PublicRecord<S> {
         Ok(PublicRecord {
             source,
             checkpoint: verified.opened.checkpoint,
+            note: verified.opened.note_text,
             servers,
         })
     }
@@ -122,6 +151,11 @@ impl<S: LogSource> PublicRecord<S> {
     /// The checkpoint the record was verified at.
     pub fn checkpoint(&self) -> &Checkpoint {
         &self.checkpoint
+    }
+
+    /// The signed checkpoint as it was verified, in full.
+    pub fn note(&self) -> &str {
+        &self.note
     }
 
     /// Compares `served`, the surface digest of what this machine is served by `server` at
@@ -202,13 +236,10 @@ impl<S: LogSource> PublicRecord<S> {
                         Err(e) => Outcome::NoDigest(e.to_string()),
                         Ok(served) => {
                             match self.compare(&id.id, id.version.as_deref(), &served.surface())? {
-                                Compared::Matches(observed) => {
-                                    // A log whose clock ran ahead of this one's: no whole day yet.
-                                    let days = now
-                                        .duration_since(observed.since.at())
-                                        .map_or(0, |d| d.as_secs() / 86_400);
-                                    Outcome::Matches { observed, days }
-                                }
+                                Compared::Matches(observed) => Outcome::Matches {
+                                    days: observed.days(now),
+                                    observed,
+                                },
                                 Compared::Differs(observed, public) => {
                                     Outcome::Differs { observed, public }
                                 }

@@ -9,6 +9,7 @@
 mod answer;
 mod pins;
 mod protect;
+mod public;
 mod status;
 
 use std::path::PathBuf;
@@ -24,6 +25,7 @@ pub const SERVER_STATUS: &str = "pinlog_server_status";
 pub const MY_SERVERS: &str = "pinlog_my_servers";
 pub const CHANGE_SUMMARY: &str = "pinlog_change_summary";
 pub const HOW_TO_PROTECT: &str = "pinlog_how_to_protect";
+pub const PIN_VS_PUBLIC_RECORD: &str = "pinlog_pin_vs_public_record";
 
 /// Where this machine's pins are, for the tools that read them.
 #[derive(Debug, Clone)]
@@ -76,6 +78,11 @@ impl LookupTools {
         !matches!(self.pins, Pins::Off)
     }
 
+    /// Whether the tool that compares a pin with the public record is offered: it needs both.
+    pub fn offers_pin_vs_public(&self) -> bool {
+        self.offers_pins() && self.log.is_some()
+    }
+
     /// The verified index of the log: the one verified last, while the checkpoint in the
     /// directory is still the one it verified; else the log is verified and indexed again.
     /// `None` when no log is configured.
@@ -83,7 +90,7 @@ impl LookupTools {
         let config = self.log.as_ref()?;
         let mut cached = self.index.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(index) = cached.as_ref() {
-            if history::current_note(&config.dir).as_deref() == Some(index.note.as_str()) {
+            if history::current_note(&config.dir).as_deref() == Some(index.record.note()) {
                 return Some(Ok(index.clone()));
             }
         }
@@ -152,6 +159,49 @@ impl Tools for LookupTools {
                 read_only: true,
             });
         }
+        if self.offers_pin_vs_public() {
+            tools.push(ToolDef {
+                name: PIN_VS_PUBLIC_RECORD.into(),
+                title: Some("Pin against the public record".into()),
+                description: "Whether a server pinned on this machine matches what pinlog's \
+                    public log (a local copy, verified against its pinned key) saw of the \
+                    server's public identity: matches, differs from, or not in the public \
+                    record, with the log's entry, since when, and for a difference fixed change \
+                    labels and counts. Never the server's own text."
+                    .into(),
+                input_schema: schema(
+                    Json::obj([
+                        (
+                            "pin",
+                            string_property(
+                                "The pinned server: its key, a key prefix of 6 hex digits or \
+                                 more, or its label",
+                                200,
+                            ),
+                        ),
+                        (
+                            "identity",
+                            string_property(
+                                "The server's public identity to compare the pin with, \
+                                 kind:name (npm:@scope/name, pypi:name, oci:image, remote:URL, \
+                                 registry:name)",
+                                520,
+                            ),
+                        ),
+                        (
+                            "version",
+                            string_property(
+                                "The package version this machine runs, if known: the log's \
+                                 latest entry observed at it is compared, else its latest entry",
+                                200,
+                            ),
+                        ),
+                    ]),
+                    &["pin", "identity"],
+                ),
+                read_only: true,
+            });
+        }
         tools.push(ToolDef {
             name: HOW_TO_PROTECT.into(),
             title: Some("How to protect a client".into()),
@@ -180,6 +230,9 @@ impl Tools for LookupTools {
             SERVER_STATUS => Ok(self.server_status(arguments)),
             MY_SERVERS if self.offers_pins() => Ok(self.my_servers(arguments)),
             CHANGE_SUMMARY if self.offers_pins() => Ok(self.change_summary(arguments)),
+            PIN_VS_PUBLIC_RECORD if self.offers_pin_vs_public() => {
+                Ok(self.pin_vs_public_record(arguments))
+            }
             HOW_TO_PROTECT => Ok(self.how_to_protect(arguments)),
             _ => Err(CallError::UnknownTool),
         }
@@ -188,7 +241,16 @@ impl Tools for LookupTools {
 
 /// The lookup server: its tools and who it says it is.
 pub fn server(tools: LookupTools) -> McpServer<LookupTools> {
-    let instructions = if tools.offers_pins() {
+    let instructions = if tools.offers_pin_vs_public() {
+        "pinlog lookup: read-only facts about MCP servers. pinlog_server_status answers from a \
+         verified local copy of pinlog's public log; pinlog_my_servers and \
+         pinlog_change_summary from this machine's pin store; pinlog_pin_vs_public_record \
+         compares a pin with the public log; pinlog_how_to_protect says how to set pinlog up in \
+         a client. Answers hold names restricted to a safe character set, dates, counts, digests \
+         and fixed labels only: never a server's own descriptions or pending definitions. \
+         Nothing here approves or changes anything: the user reviews and approves changes in a \
+         terminal."
+    } else if tools.offers_pins() {
         "pinlog lookup: read-only facts about MCP servers. pinlog_server_status answers from a \
          verified local copy of pinlog's public log; pinlog_my_servers and \
          pinlog_change_summary from this machine's pin store; pinlog_how_to_protect says how to \

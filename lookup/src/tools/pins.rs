@@ -2,6 +2,7 @@
 //! changes, as labels and counts.
 
 use pinlog_core::json::Object;
+use pinlog_core::lockfile::Lockfile;
 use pinlog_core::manifest::Manifest;
 use pinlog_gate::compare::compare;
 use pinlog_gate::{Kind, Policy};
@@ -79,63 +80,64 @@ impl LookupTools {
             Ok(None) => return invalid("give the server: its key, a key prefix, or its label"),
             Err(e) => return e,
         };
-        let store = match self.store() {
-            Ok(Some(store)) => store,
+        let (key, pinned) = match self.find_pin(given) {
+            Ok(Some(found)) => found,
             Ok(None) => return no_store(),
             Err(e) => return e,
-        };
-        let keys = match store.keys() {
-            Ok(k) => k,
-            Err(_) => return store_unreadable(),
-        };
-        let key =
-            match resolve(&keys, given) {
-                Ok(k) => k,
-                Err(several) => {
-                    let mut m = vec![(
-                        "status",
-                        s(if several.is_empty() {
-                            "not-found"
-                        } else {
-                            "ambiguous"
-                        }),
-                    )];
-                    if several.is_empty() {
-                        m.push((
-                        "message",
-                        s("No pinned server has that key, key prefix (6 hex digits or more) or \
-                           label; pinlog_my_servers lists them."),
-                    ));
-                    } else {
-                        m.push((
-                            "candidates",
-                            Out::strs(several.iter().map(SafeStr::key).collect()),
-                        ));
-                        m.push((
-                            "message",
-                            s("Several pinned servers match; give one of the keys."),
-                        ));
-                    }
-                    return answer(obj(m), true);
-                }
-            };
-        let pinned = match store.pinned(&key) {
-            Ok(Some(p)) => p,
-            Ok(None) => {
-                return answer(
-                    obj(vec![
-                        ("status", s("not-found")),
-                        ("key", Out::Str(SafeStr::key(&key))),
-                        ("message", s("The server was forgotten meanwhile.")),
-                    ]),
-                    true,
-                )
-            }
-            Err(_) => return store_unreadable(),
         };
         match summary(&key, &pinned) {
             Some(out) => answer(out, false),
             None => store_unreadable(),
+        }
+    }
+
+    /// The pin `given` names (see [`resolve`]); `Ok(None)` when there is no store yet, `Err` the
+    /// answer when it names none or several, or the store cannot be read.
+    pub(super) fn find_pin(&self, given: &str) -> Result<Option<(ServerKey, Pinned)>, ToolResult> {
+        let Some(store) = self.store()? else {
+            return Ok(None);
+        };
+        let keys = store.keys().map_err(|_| store_unreadable())?;
+        let key = resolve(&keys, given).map_err(|several| {
+            let mut m = vec![(
+                "status",
+                s(if several.is_empty() {
+                    "not-found"
+                } else {
+                    "ambiguous"
+                }),
+            )];
+            if several.is_empty() {
+                m.push((
+                    "message",
+                    s(
+                        "No pinned server has that key, key prefix (6 hex digits or more) or \
+                       label; pinlog_my_servers lists them.",
+                    ),
+                ));
+            } else {
+                m.push((
+                    "candidates",
+                    Out::strs(several.iter().map(SafeStr::key).collect()),
+                ));
+                m.push((
+                    "message",
+                    s("Several pinned servers match; give one of the keys."),
+                ));
+            }
+            answer(obj(m), true)
+        })?;
+        match store.pinned(&key) {
+            Ok(Some(p)) => Ok(Some((key, p))),
+            Ok(None) => Err(answer(
+                obj(vec![
+                    ("status", s("not-found")),
+                    ("key", Out::Str(SafeStr::key(&key))),
+                    ("message", s("The server was forgotten meanwhile.")),
+                ]),
+                true,
+            )),
+            Err(_) => Err(store_unreadable()),
         }
     }
 }
@@ -222,24 +224,65 @@ fn resolve(keys: &[(ServerKey, String)], given: &str) -> Result<ServerKey, Vec<S
     }
 }
 
-/// Counts of one kind of item in a pending change.
+/// Counts of one kind of item in a change.
 #[derive(Default)]
-struct Moves {
+pub(super) struct Moves {
     changed: u64,
     added: u64,
     removed: u64,
 }
 
 impl Moves {
-    fn out(&self, pinned: usize, served: usize) -> Out {
+    /// The counts, after how many items each side has (`before` the approved side, `after` the
+    /// side compared with it), each under its name.
+    pub(super) fn out(&self, before: (&'static str, usize), after: (&'static str, usize)) -> Out {
         obj(vec![
-            ("pinned", Out::Num(pinned as u64)),
-            ("served", Out::Num(served as u64)),
+            (before.0, Out::Num(before.1 as u64)),
+            (after.0, Out::Num(after.1 as u64)),
             ("changed", Out::Num(self.changed)),
             ("added", Out::Num(self.added)),
             ("removed", Out::Num(self.removed)),
         ])
     }
+}
+
+/// How a surface departs from a lock, by the proxy's own comparison: labels and counts only.
+pub(super) struct Change {
+    /// The labels the proxy's check gives, filtered to pinlog's tokens; `None` when the check
+    /// finds nothing the default gate stops.
+    pub labels: Option<Vec<SafeStr>>,
+    pub tools: Moves,
+    pub prompts: Moves,
+    pub instructions: bool,
+    pub renamed: bool,
+}
+
+/// How `served` (a one-server manifest) departs from `lock`.
+pub(super) fn change(served: &Manifest<'_>, lock: &Lockfile<'_>) -> Change {
+    let mut c = Change {
+        labels: check::check(served, lock).map(|d| labels(d.labels.iter().map(String::as_str))),
+        tools: Moves::default(),
+        prompts: Moves::default(),
+        instructions: false,
+        renamed: false,
+    };
+    for f in compare(served, lock) {
+        if f.kind == Kind::Unexamined {
+            continue;
+        }
+        match f.policy {
+            Some(Policy::ToolChanged) => c.tools.changed += 1,
+            Some(Policy::ToolAdded) => c.tools.added += 1,
+            Some(Policy::ToolRemoved) => c.tools.removed += 1,
+            Some(Policy::PromptChanged) => c.prompts.changed += 1,
+            Some(Policy::PromptAdded) => c.prompts.added += 1,
+            Some(Policy::PromptRemoved) => c.prompts.removed += 1,
+            Some(Policy::InstructionsChanged) => c.instructions = true,
+            Some(Policy::ServerRenamed) => c.renamed = true,
+            _ => {}
+        }
+    }
+    c
 }
 
 /// The pending change of a pin: labels and counts only. `None` when the pin or the pending
@@ -258,37 +301,27 @@ fn summary(key: &ServerKey, p: &Pinned) -> Option<Out> {
     let lock = p.lock().ok()?;
     let manifest = Manifest::read(&pending.manifest).ok()?;
     let served = manifest.servers.first()?;
-    let (mut tools, mut prompts) = (Moves::default(), Moves::default());
-    let (mut instructions, mut renamed) = (false, false);
-    for f in compare(&manifest, &lock) {
-        if f.kind == Kind::Unexamined {
-            continue;
-        }
-        match f.policy {
-            Some(Policy::ToolChanged) => tools.changed += 1,
-            Some(Policy::ToolAdded) => tools.added += 1,
-            Some(Policy::ToolRemoved) => tools.removed += 1,
-            Some(Policy::PromptChanged) => prompts.changed += 1,
-            Some(Policy::PromptAdded) => prompts.added += 1,
-            Some(Policy::PromptRemoved) => prompts.removed += 1,
-            Some(Policy::InstructionsChanged) => instructions = true,
-            Some(Policy::ServerRenamed) => renamed = true,
-            _ => {}
-        }
-    }
+    let c = change(&manifest, &lock);
     // The labels as the proxy computes them now; those it recorded, if they are the same server
     // compared some other way (they are filtered to pinlog's tokens either way).
-    let shown = match check::check(&manifest, &lock) {
-        Some(drift) => labels(drift.labels.iter().map(String::as_str)),
-        None => labels(pending.labels.iter().map(String::as_str)),
-    };
+    let shown = c
+        .labels
+        .unwrap_or_else(|| labels(pending.labels.iter().map(String::as_str)));
     m.push(("pending", Out::Bool(true)));
     m.push(("since", Out::Str(SafeStr::date(&pending.at))));
     m.push(("labels", Out::strs(shown)));
-    m.push(("tools", tools.out(p.tools, served.tools.len())));
-    m.push(("prompts", prompts.out(p.prompts, served.prompts.len())));
-    m.push(("instructions_changed", Out::Bool(instructions)));
-    m.push(("server_renamed", Out::Bool(renamed)));
+    m.push((
+        "tools",
+        c.tools
+            .out(("pinned", p.tools), ("served", served.tools.len())),
+    ));
+    m.push((
+        "prompts",
+        c.prompts
+            .out(("pinned", p.prompts), ("served", served.prompts.len())),
+    ));
+    m.push(("instructions_changed", Out::Bool(c.instructions)));
+    m.push(("server_renamed", Out::Bool(c.renamed)));
     let k = SafeStr::key(key);
     m.push((
         "review",

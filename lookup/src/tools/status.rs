@@ -21,29 +21,13 @@ impl LookupTools {
             Err(e) => return e,
         };
         let mut m = vec![];
-        let Some(index) = self.index() else {
-            m.push(("status", s("log-not-configured")));
-            m.push((
-                "message",
-                s(
-                    "No copy of the public log is configured. Start `pinlog lookup` with \
-                   --log DIR --vkey VKEY: a local copy of the published log, and its key pinned \
-                   from a source you trust (docs/VERIFYING.md).",
-                ),
-            ));
-            return answer(obj(m), true);
-        };
-        let index = match index {
-            Ok(i) => i,
-            Err(problem) => return log_problem(problem),
+        let index = match self.index() {
+            None => return log_not_configured(),
+            Some(Ok(i)) => i,
+            Some(Err(problem)) => return log_problem(problem),
         };
         let dir = &self.log.as_ref().expect("an index means a log").dir;
-        let log = obj(vec![
-            ("origin", Out::Str(SafeStr::name(&index.origin))),
-            ("entries", Out::Num(index.size)),
-            ("root", Out::Str(SafeStr::root(&index.root))),
-            ("verified", Out::Bool(true)),
-        ]);
+        let log = log_out(&index);
         match index.find(asked) {
             Found::One(h) => {
                 m.push(("status", s("ok")));
@@ -83,7 +67,34 @@ impl LookupTools {
     }
 }
 
-fn log_problem(problem: LogProblem) -> ToolResult {
+pub(super) fn log_not_configured() -> ToolResult {
+    answer(
+        obj(vec![
+            ("status", s("log-not-configured")),
+            (
+                "message",
+                s(
+                    "No copy of the public log is configured. Start `pinlog lookup` with \
+                   --log DIR --vkey VKEY: a local copy of the published log, and its key pinned \
+                   from a source you trust (docs/VERIFYING.md).",
+                ),
+            ),
+        ]),
+        true,
+    )
+}
+
+/// The verified log an answer comes from.
+pub(super) fn log_out(index: &LogIndex) -> Out {
+    obj(vec![
+        ("origin", Out::Str(SafeStr::name(&index.origin))),
+        ("entries", Out::Num(index.size)),
+        ("root", Out::Str(SafeStr::root(&index.root))),
+        ("verified", Out::Bool(true)),
+    ])
+}
+
+pub(super) fn log_problem(problem: LogProblem) -> ToolResult {
     let mut m = vec![];
     match problem {
         LogProblem::Bad { rule, at } => {
