@@ -16,6 +16,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use pinlog_testkit::log::{blob_of_manifest, key, published};
 use pinlog_testkit::output::text;
 use pinlog_testkit::repo::installed;
 use pinlog_testkit::server::{free_port, listening, Listening};
@@ -499,4 +500,60 @@ fn a_server_message_that_is_both_request_and_answer_never_reaches_an_http_client
         );
     }
     assert!(err.contains("neither a request nor a response"), "{err}");
+}
+
+#[test]
+fn a_remote_server_is_compared_with_the_public_record_under_its_url_without_secrets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let port = free_port();
+    let server = drift_server(port, "v1", dir);
+    let plain = format!("http://127.0.0.1:{port}/mcp");
+    // The log's entry for the endpoint: what `pinlog probe` reads of it.
+    let o = Command::new(env!("CARGO_BIN_EXE_pinlog"))
+        .args(["probe", &plain])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let blob = blob_of_manifest(&o.stdout);
+    let id = format!("remote:{plain}");
+    let log = published(dir, &[(id.as_str(), &blob)]);
+    let vkey = key().verifier().to_string();
+    let args = [
+        "--name",
+        "weather",
+        "--log",
+        log.to_str().unwrap(),
+        "--log-vkey",
+        &vkey,
+        "--on-public-mismatch",
+        "block",
+    ];
+    // A secret in the URL is not part of the identity, and is never shown.
+    let upstream = format!("{plain}?key=url-secret-31d6");
+    let proxy = Proxy::start(dir, &upstream, &args);
+    let a = client(&proxy.url, "legacy", "", None);
+    assert_eq!(a["ok"], true, "{a}\n{}", proxy.stderr());
+    let (_, err) = proxy.stop();
+    let matched = format!("remote:{plain} matches the public record: entry 0 of ");
+    assert!(err.contains(&matched), "{err}");
+
+    // Another server at the same URL, met first by a machine that never pinned it: blocked as
+    // differing from the public record, nothing pinned.
+    drop(server);
+    let _server = drift_server(port, "v2", dir);
+    let home = dir.join("other-machine");
+    std::fs::create_dir_all(&home).unwrap();
+    let proxy = Proxy::start(&home, &upstream, &args);
+    let a = client(&proxy.url, "legacy", "", None);
+    assert_eq!(a["code"], -32090, "{a}\n{}", proxy.stderr());
+    let (_, blocked) = proxy.stop();
+    assert!(
+        blocked.contains(&format!("remote:{plain} DIFFERS FROM THE PUBLIC RECORD")),
+        "{blocked}"
+    );
+    assert!(blocked.contains("nothing was pinned"), "{blocked}");
+    for e in [&err, &blocked] {
+        assert!(!e.contains("url-secret"), "{e}");
+    }
 }

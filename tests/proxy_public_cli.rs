@@ -10,13 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pinlog_core::json::{self, Limits};
-use pinlog_log::entry::Timestamp;
-use pinlog_log::entry_builder::EntryBuilder;
-use pinlog_log::publish::publish;
-use pinlog_log::store::Store;
 use pinlog_log::surface_blob::SurfaceBlob;
-use pinlog_testkit::log::{key, probe, ORIGIN};
+use pinlog_testkit::log::{blob_of_manifest, key, published};
 use pinlog_testkit::output::text;
 use pinlog_testkit::repo::installed;
 use serde_json::{json, Value as J};
@@ -44,48 +39,15 @@ fn probed(env: &[(&str, &str)]) -> SurfaceBlob {
     }
     let o = c.output().unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
-    let m: J = serde_json::from_slice(&o.stdout).unwrap();
-    let s = &m["servers"][0];
-    let doc =
-        json!({"instructions": s["instructions"], "prompts": s["prompts"], "tools": s["tools"]});
-    let bytes = json::canonicalize(doc.to_string().as_bytes(), Limits::default())
-        .unwrap()
-        .unwrap();
-    SurfaceBlob::read(bytes).unwrap()
+    blob_of_manifest(&o.stdout)
 }
 
 /// A published log holding one entry for `pypi:drift-server` (the fixture's default surface)
 /// and one for another server; its directory.
 fn public_log(tmp: &Path) -> PathBuf {
-    let mut store = Store::create(&tmp.join("log.db"), ORIGIN).unwrap();
     let drift = probed(&[]);
     let other = pinlog_testkit::log::surface(3);
-    let mut items = Vec::new();
-    for (i, (server, blob)) in [("pypi:drift-server", &drift), ("npm:other", &other)]
-        .into_iter()
-        .enumerate()
-    {
-        let body = EntryBuilder {
-            observed_at: Timestamp::parse(&format!("2026-01-01T00:00:0{i}Z")).unwrap(),
-            server: server.parse().unwrap(),
-            surface: blob,
-            previous: None,
-            labels: vec!["new-server".into()],
-            probe: pinlog_log::entry::Probe {
-                package_version: None,
-                ..probe()
-            },
-        }
-        .to_bytes()
-        .unwrap();
-        items.push((body, blob.bytes().to_vec()));
-    }
-    store
-        .append_all(items.iter().map(|(b, s)| (&b[..], Some(&s[..]))))
-        .unwrap();
-    let out = tmp.join("pub");
-    publish(&mut store, &key(), &out, |_, _| {}).unwrap();
-    out
+    published(tmp, &[("pypi:drift-server", &drift), ("npm:other", &other)])
 }
 
 /// The Python SDK client through `pinlog proxy [proxy…] -- server…`, with a fresh pin store.

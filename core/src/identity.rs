@@ -33,10 +33,18 @@ impl PublicIdentity {
         })
     }
 
-    /// The identity of a Streamable HTTP endpoint: `remote:<url>`, as given.
+    /// The identity of a Streamable HTTP endpoint: `remote:<url>`, without what may carry a
+    /// secret (user and password, query, fragment), which is never part of a public identity.
     pub fn of_url(url: &str) -> Option<PublicIdentity> {
+        let url = url.split(['?', '#']).next()?;
+        let (scheme, rest) = url.split_once("://")?;
+        let (authority, path) = match rest.find('/') {
+            Some(at) => rest.split_at(at),
+            None => (rest, ""),
+        };
+        let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
         Some(PublicIdentity {
-            id: format!("remote:{url}").parse().ok()?,
+            id: format!("remote:{scheme}://{host}{path}").parse().ok()?,
             version: None,
         })
     }
@@ -278,6 +286,9 @@ mod tests {
         assert_eq!(i.version.as_deref(), Some("1.0"));
         let r = PublicIdentity::of_url("https://mcp.example.com/mcp").unwrap();
         assert_eq!(r.id.as_str(), "remote:https://mcp.example.com/mcp");
+        // Nothing that may hold a secret.
+        let r = PublicIdentity::of_url("https://u:p@mcp.example.com:8443/v1/mcp?key=s#f").unwrap();
+        assert_eq!(r.id.as_str(), "remote:https://mcp.example.com:8443/v1/mcp");
         assert_eq!(PublicIdentity::of_url("https://bad host/"), None);
     }
 }

@@ -181,3 +181,47 @@ pub fn append_more(store: &mut Store, chain: &mut Chain, from: u64, to: u64, ser
         }
     }
 }
+
+/// The surface of the first server of a manifest, as `pinlog probe` prints one: what the crawler
+/// would log for it.
+pub fn blob_of_manifest(manifest: &[u8]) -> SurfaceBlob {
+    let m = pinlog_core::manifest::Manifest::read(manifest).unwrap();
+    let s = &m.servers[0];
+    surface_blob::build(s.instructions.as_deref(), &s.prompts, &s.tools).unwrap()
+}
+
+/// A log published to `dir/pub` holding one entry per `(server, surface)`, in order, each the
+/// server's first (a crawler's probe record, no package version); the directory.
+pub fn published(dir: &Path, entries: &[(&str, &SurfaceBlob)]) -> std::path::PathBuf {
+    let mut store = Store::create(&dir.join("log.db"), ORIGIN).unwrap();
+    let bodies: Vec<Vec<u8>> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, (server, blob))| {
+            EntryBuilder {
+                observed_at: Timestamp::parse(&format!("2026-01-01T00:00:{:02}Z", i % 60)).unwrap(),
+                server: server.parse().unwrap(),
+                surface: blob,
+                previous: None,
+                labels: vec!["new-server".into()],
+                probe: Probe {
+                    package_version: None,
+                    ..probe()
+                },
+            }
+            .to_bytes()
+            .unwrap()
+        })
+        .collect();
+    store
+        .append_all(
+            bodies
+                .iter()
+                .zip(entries)
+                .map(|(b, (_, blob))| (&b[..], Some(blob.bytes()))),
+        )
+        .unwrap();
+    let out = dir.join("pub");
+    pinlog_log::publish::publish(&mut store, &key(), &out, |_, _| {}).unwrap();
+    out
+}
