@@ -13,7 +13,7 @@ use pinlog_log::entry_builder::EntryBuilder;
 use pinlog_log::note::SignerKey;
 use pinlog_log::store::Store;
 use pinlog_log::surface_blob::SurfaceBlob;
-use pinlog_testkit::log::{probe, tools_surface};
+use pinlog_testkit::log::{blob_of_manifest, probe, tools_surface};
 use pinlog_testkit::output::text;
 use pinlog_testkit::repo::installed;
 use pinlog_testkit::server::{free_port, listening};
@@ -170,14 +170,7 @@ fn probed(module: &str, path: &str, env: &[(&str, &str)]) -> SurfaceBlob {
     }
     let o = c.output().unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
-    let m: J = serde_json::from_slice(&o.stdout).unwrap();
-    let s = &m["servers"][0];
-    let doc =
-        json!({"instructions": s["instructions"], "prompts": s["prompts"], "tools": s["tools"]});
-    let bytes = json::canonicalize(doc.to_string().as_bytes(), Limits::default())
-        .unwrap()
-        .unwrap();
-    SurfaceBlob::read(bytes).unwrap()
+    blob_of_manifest(&o.stdout)
 }
 
 /// Appends `server`'s surface `s`, seen `at` by a probe of `version`, after its last entry.

@@ -16,7 +16,8 @@ use std::time::Duration;
 use pinlog_core::files::{sync_filesystem, write_atomic_unsynced};
 
 use crate::in_dir;
-use crate::source::{FileError, LogSource};
+use crate::source::{Dir, FileError, LogSource};
+use crate::tiles::TileId;
 
 /// How a served log is fetched.
 #[derive(Debug, Clone)]
@@ -238,5 +239,58 @@ impl LogSource for Served {
 
     fn locate(&self, rel: &str) -> String {
         format!("{}{rel}", self.base)
+    }
+}
+
+/// A log where a user said it is: a directory, or the http(s) URL serving one.
+pub enum LogAt {
+    Dir(PathBuf),
+    Url(Box<Served>),
+}
+
+impl LogAt {
+    /// `log` as given on a command line: a URL when it starts `http://` or `https://`, else a
+    /// directory. A malformed URL is refused with why.
+    pub fn parse(log: &str, options: FetchOptions) -> Result<LogAt, String> {
+        if is_url(log) {
+            Ok(LogAt::Url(Box::new(Served::new(log, options)?)))
+        } else {
+            Ok(LogAt::Dir(PathBuf::from(log)))
+        }
+    }
+}
+
+/// Whether a log given on a command line names a served log rather than a directory.
+pub fn is_url(log: &str) -> bool {
+    log.starts_with("http://") || log.starts_with("https://")
+}
+
+impl LogSource for LogAt {
+    fn read_into(&self, rel: &str, max: u64, buf: &mut Vec<u8>) -> Result<(), FileError> {
+        match self {
+            LogAt::Dir(d) => Dir(d).read_into(rel, max, buf),
+            LogAt::Url(s) => s.read_into(rel, max, buf),
+        }
+    }
+
+    fn older_partials(&self, tile: &TileId) -> std::io::Result<Vec<TileId>> {
+        match self {
+            LogAt::Dir(d) => Dir(d).older_partials(tile),
+            LogAt::Url(s) => s.older_partials(tile),
+        }
+    }
+
+    fn readers(&self) -> u64 {
+        match self {
+            LogAt::Dir(d) => Dir(d).readers(),
+            LogAt::Url(s) => s.readers(),
+        }
+    }
+
+    fn locate(&self, rel: &str) -> String {
+        match self {
+            LogAt::Dir(d) => Dir(d).locate(rel),
+            LogAt::Url(s) => s.locate(rel),
+        }
     }
 }

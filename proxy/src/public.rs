@@ -15,11 +15,9 @@ use pinlog_core::identity::PublicIdentity;
 use pinlog_core::json::{self, Limits};
 use pinlog_core::render::{quoted, safe};
 use pinlog_gate::lock::{approve, Approval};
-use pinlog_log::fetch::{FetchOptions, Served as ServedLog};
+use pinlog_log::fetch::{FetchOptions, LogAt};
 use pinlog_log::note::VerifierKey;
-use pinlog_log::source::{FileError, LogSource};
 use pinlog_log::surface_blob::{self, SurfaceBlob};
-use pinlog_log::tiles::TileId;
 use pinlog_verifier::checkpoint::Policy;
 use pinlog_verifier::record::{Compared, Observed, PublicRecord};
 use pinlog_verifier::verify_log::{Options, State};
@@ -38,42 +36,6 @@ pub struct PublicLogOptions {
     /// Where the verified checkpoint is kept between runs (and the entry rules' memory beside
     /// it): a later start checks only what was added.
     pub state: Option<PathBuf>,
-}
-
-/// The log's files: a directory, or a server.
-enum Source {
-    Dir(PathBuf),
-    Served(Box<ServedLog>),
-}
-
-impl LogSource for Source {
-    fn read_into(&self, rel: &str, max: u64, buf: &mut Vec<u8>) -> Result<(), FileError> {
-        match self {
-            Source::Dir(d) => pinlog_log::source::Dir(d).read_into(rel, max, buf),
-            Source::Served(s) => s.read_into(rel, max, buf),
-        }
-    }
-
-    fn older_partials(&self, tile: &TileId) -> std::io::Result<Vec<TileId>> {
-        match self {
-            Source::Dir(d) => pinlog_log::source::Dir(d).older_partials(tile),
-            Source::Served(s) => s.older_partials(tile),
-        }
-    }
-
-    fn readers(&self) -> u64 {
-        match self {
-            Source::Dir(d) => pinlog_log::source::Dir(d).readers(),
-            Source::Served(s) => s.readers(),
-        }
-    }
-
-    fn locate(&self, rel: &str) -> String {
-        match self {
-            Source::Dir(d) => pinlog_log::source::Dir(d).locate(rel),
-            Source::Served(s) => s.locate(rel),
-        }
-    }
 }
 
 /// The file in the pinlog home naming the public log to use when `--log` is not given.
@@ -163,7 +125,7 @@ pub fn open_public(
 
 /// A verified public log, and who the server is in it.
 pub struct PublicLog {
-    record: PublicRecord<Source>,
+    record: PublicRecord<LogAt>,
     identity: Option<PublicIdentity>,
 }
 
@@ -173,14 +135,8 @@ impl PublicLog {
         o: &PublicLogOptions,
         identity: Option<PublicIdentity>,
     ) -> Result<PublicLog, String> {
-        let source = if o.log.starts_with("http://") || o.log.starts_with("https://") {
-            Source::Served(Box::new(
-                ServedLog::new(&o.log, FetchOptions::default())
-                    .map_err(|e| safe(&e).into_owned())?,
-            ))
-        } else {
-            Source::Dir(PathBuf::from(&o.log))
-        };
+        let source =
+            LogAt::parse(&o.log, FetchOptions::default()).map_err(|e| safe(&e).into_owned())?;
         let options = Options {
             policy: Policy {
                 log_keys: o.keys.clone(),

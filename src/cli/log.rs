@@ -17,6 +17,7 @@ use pinlog_log::store::Store;
 use pinlog_log::tiles::MAX_ENTRY;
 use pinlog_log::witness_policy::WitnessPolicy;
 
+use pinlog_verifier::cli::LogKeyArgs;
 use pinlog_verifier::command::{mirror_command, VerifyLogOptions};
 
 use crate::io;
@@ -57,21 +58,8 @@ pub struct MirrorArgs {
     /// The copy: created if absent
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// The log's public key, `name+hex8+base64`, pinned from a source you trust
-    #[arg(long, value_name = "VKEY")]
-    pub vkey: Vec<String>,
-    /// A file holding the log's public key (one per line; `#` starts a comment)
-    #[arg(long, value_name = "FILE")]
-    pub vkey_file: Vec<PathBuf>,
-    /// A witness's cosignature key; repeat for each witness
-    #[arg(long, value_name = "VKEY")]
-    pub witness: Vec<String>,
-    /// How many of the witnesses must have cosigned [default: all of them]
-    #[arg(long, value_name = "K")]
-    pub quorum: Option<usize>,
-    /// A witness policy file (docs/WITNESSING.md) whose quorum the checkpoint must meet
-    #[arg(long, value_name = "FILE")]
-    pub witness_policy: Option<PathBuf>,
+    #[command(flatten)]
+    pub keys: LogKeyArgs,
     /// How long one request may take before it is tried again
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
     pub timeout: Duration,
@@ -296,11 +284,11 @@ pub fn mirror(args: MirrorArgs) -> Result<Exit, Failure> {
         log: None,
         cache: None,
         timeout: args.timeout,
-        vkey: args.vkey,
-        vkey_file: args.vkey_file,
-        witness: args.witness,
-        quorum: args.quorum,
-        witness_policy: args.witness_policy,
+        vkey: args.keys.vkey,
+        vkey_file: args.keys.vkey_file,
+        witness: args.keys.witness,
+        quorum: args.keys.quorum,
+        witness_policy: args.keys.witness_policy,
         state: None,
         generic: args.generic,
         proof: None,

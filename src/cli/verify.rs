@@ -17,10 +17,10 @@ use pinlog_gate::compare::compare;
 use pinlog_gate::lock::{approve, Approval};
 use pinlog_gate::{report_json, report_text};
 use pinlog_log::checkpoint::Checkpoint;
-use pinlog_log::fetch::{FetchOptions, Served};
-use pinlog_log::source::{Dir, LogSource};
+use pinlog_log::fetch::{FetchOptions, LogAt};
+use pinlog_log::source::LogSource;
 use pinlog_log::surface_blob::SurfaceBlob;
-use pinlog_verifier::command::{is_url, pinned_policy, LogKeys};
+use pinlog_verifier::command::{pinned_policy, LogKeys};
 use pinlog_verifier::outcome::Severity;
 use pinlog_verifier::record::{Outcome, PublicRecord, Standing};
 use pinlog_verifier::verify_log::{Options, State};
@@ -66,12 +66,6 @@ pub struct PublicLogArgs {
     pub log_state: Option<PathBuf>,
 }
 
-/// Where the public log is read from.
-enum Source {
-    Dir(PathBuf),
-    Served(Box<Served>),
-}
-
 /// `pinlog verify`: the gate's verdict and exit code, with each server's public standing added
 /// to the text and JSON reports when `--log` is given.
 pub fn run(args: PinlogVerifyArgs) -> Result<Exit, Failure> {
@@ -89,13 +83,8 @@ pub fn run(args: PinlogVerifyArgs) -> Result<Exit, Failure> {
         quorum: p.log_quorum,
         witness_policy: p.log_witness_policy.as_deref(),
     })?;
-    let source = if is_url(log) {
-        let served = Served::new(log, FetchOptions::default())
-            .map_err(|e| Failure::usage(format!("--log {e}")))?;
-        Source::Served(Box::new(served))
-    } else {
-        Source::Dir(PathBuf::from(log))
-    };
+    let source = LogAt::parse(log, FetchOptions::default())
+        .map_err(|e| Failure::usage(format!("--log {e}")))?;
     if options.format == Format::Sarif {
         eprintln!(
             "note: the SARIF report has no place for the public record, so --log was not read; \
@@ -110,10 +99,7 @@ pub fn run(args: PinlogVerifyArgs) -> Result<Exit, Failure> {
     };
     let (format, ascii) = (options.format, options.ascii);
     verify_with(&options, |manifest| {
-        let consulted = match &source {
-            Source::Dir(dir) => consult(Dir(dir), &verify_options, manifest),
-            Source::Served(served) => consult(&**served, &verify_options, manifest),
-        };
+        let consulted = consult(&source, &verify_options, manifest);
         let rendered = consulted.as_ref().map(|(checkpoint, standings)| {
             let shown = standings
                 .iter()

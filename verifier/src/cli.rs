@@ -8,12 +8,10 @@ use clap::Args;
 
 use crate::command::VerifyLogOptions;
 
+/// The keys a log is verified against: its own, and its witnesses'. `verify-log` and `log
+/// mirror` take them alike.
 #[derive(Args, Debug)]
-pub struct VerifyLogArgs {
-    /// The log: a directory holding `checkpoint`, `tile/`, `blobs/`, or the http(s) URL that
-    /// serves them
-    #[arg(value_name = "DIR|URL", required_unless_present = "proof")]
-    pub log: Option<String>,
+pub struct LogKeyArgs {
     /// The log's public key, `name+hex8+base64`, pinned from a source you trust (never the copy
     /// shipped beside the data)
     #[arg(long, value_name = "VKEY")]
@@ -32,6 +30,16 @@ pub struct VerifyLogArgs {
     /// its `log` vkeys stand for --vkey when none is given
     #[arg(long, value_name = "FILE")]
     pub witness_policy: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyLogArgs {
+    /// The log: a directory holding `checkpoint`, `tile/`, `blobs/`, or the http(s) URL that
+    /// serves them
+    #[arg(value_name = "DIR|URL", required_unless_present = "proof")]
+    pub log: Option<String>,
+    #[command(flatten)]
+    pub keys: LogKeyArgs,
     /// Remember the verified checkpoint in FILE, and prove the log consistent with the one
     /// remembered there (a rollback or a fork fails)
     #[arg(long, value_name = "FILE", conflicts_with = "proof")]
@@ -60,11 +68,11 @@ impl VerifyLogArgs {
             log: self.log.clone(),
             cache: self.cache.clone(),
             timeout: self.timeout,
-            vkey: self.vkey.clone(),
-            vkey_file: self.vkey_file.clone(),
-            witness: self.witness.clone(),
-            quorum: self.quorum,
-            witness_policy: self.witness_policy.clone(),
+            vkey: self.keys.vkey.clone(),
+            vkey_file: self.keys.vkey_file.clone(),
+            witness: self.keys.witness.clone(),
+            quorum: self.keys.quorum,
+            witness_policy: self.keys.witness_policy.clone(),
             state: self.state.clone(),
             generic: self.generic,
             proof: self.proof.clone(),

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::files::read_bounded;
 use pinlog_core::render;
-use pinlog_log::fetch::{FetchOptions, Served};
+use pinlog_log::fetch::{is_url, FetchOptions, Served};
 use pinlog_log::keyfile::pinned_keys;
 use pinlog_log::note::VerifierKey;
 use pinlog_log::witness_policy::{LogKey, WitnessPolicy};
@@ -182,11 +182,6 @@ pub fn mirror_command(url: &str, dir: &Path, args: &VerifyLogOptions) -> Result<
         }
         Err(e) => report(&e, "mirror"),
     }
-}
-
-/// Whether the log argument names a served log rather than a directory.
-pub fn is_url(log: &str) -> bool {
-    log.starts_with("http://") || log.starts_with("https://")
 }
 
 /// Verifies a served log. A log proven bad over files the cache held is looked at once more
