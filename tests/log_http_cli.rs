@@ -2,6 +2,7 @@
 //! served on loopback by tests/fixtures/log_server.py: a plain static server that can stall, cut an
 //! answer short, fail, serve a wrong file, or grow the log mid-run.
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
@@ -100,11 +101,17 @@ impl Server {
 
     /// (requests, body bytes, paths asked for) so far.
     fn stats(&self) -> (u64, u64, Vec<String>) {
-        let o = Command::new("curl")
-            .args(["-sf", &format!("{}_fixture/stats", self.url)])
-            .output()
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let addr = self.url.trim_start_matches("http://").trim_end_matches('/');
+        let mut conn = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            conn,
+            "GET /_fixture/stats HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).unwrap();
+        let (_, body) = answer.split_once("\r\n\r\n").unwrap();
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
         let paths = v["paths"].as_array().unwrap();
         (
             v["requests"].as_u64().unwrap(),
