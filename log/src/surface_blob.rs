@@ -8,7 +8,7 @@
 use std::fmt;
 
 use pinlog_core::digest::{instructions_digest, ListingError};
-use pinlog_core::json::{self, Value};
+use pinlog_core::json::{self, Limits, Value};
 use pinlog_core::{Digest, Listing};
 
 use crate::entry::{surface_digest, EntryError, SurfaceSummary};
@@ -74,6 +74,35 @@ impl SurfaceBlob {
     pub fn digest(&self) -> Digest {
         Digest::of(&self.bytes)
     }
+
+    /// What the blob holds, as values: the instructions, the prompts and the tools, for a
+    /// comparison with a surface served elsewhere. A blob is read (and built) canonical under the
+    /// default limits, so it reads back; one that did not would give an empty surface.
+    pub fn parts(&self) -> SurfaceParts {
+        let tree = json::parse(&self.bytes, Limits::default()).ok();
+        let member = |name: &str| tree.as_ref().and_then(|t| t.as_object()?.get(name));
+        let items = |name: &str| -> Vec<Value<'static>> {
+            member(name)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().cloned().map(Value::into_owned).collect())
+                .unwrap_or_default()
+        };
+        SurfaceParts {
+            instructions: member("instructions")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            prompts: items("prompts"),
+            tools: items("tools"),
+        }
+    }
+}
+
+/// A surface blob's members, as values.
+#[derive(Debug, Clone, Default)]
+pub struct SurfaceParts {
+    pub instructions: Option<String>,
+    pub prompts: Vec<Value<'static>>,
+    pub tools: Vec<Value<'static>>,
 }
 
 /// The largest surface the public log takes: one change of a hostile server should not add

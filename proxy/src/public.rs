@@ -12,7 +12,6 @@ use std::time::{Duration, SystemTime};
 
 use pinlog_core::files::read_bounded;
 use pinlog_core::identity::PublicIdentity;
-use pinlog_core::json::{self, Limits};
 use pinlog_core::render::{quoted, safe};
 use pinlog_gate::lock::{approve, Approval};
 use pinlog_log::fetch::{FetchOptions, LogAt};
@@ -262,23 +261,13 @@ fn days_since(o: &Observed) -> u64 {
 /// a pin is (lookup compares a pin with it the same way). A blob that does not read as a surface
 /// gives an empty one: everything differs.
 pub fn public_lock(public: &SurfaceBlob, served: &Served, id: &str) -> Vec<u8> {
-    let doc = json::parse(public.bytes(), Limits::default()).ok();
-    let doc = doc.as_ref().and_then(|d| d.as_object());
-    let items = |name: &str| {
-        doc.and_then(|d| d.get(name))
-            .and_then(|v| v.as_array())
-            .map(|a| a.iter().cloned().map(|v| v.into_owned()).collect())
-            .unwrap_or_default()
-    };
+    let parts = public.parts();
     let surface = Served {
         reported_name: served.reported_name.clone(),
         protocol_version: served.protocol_version.clone(),
-        instructions: doc
-            .and_then(|d| d.get("instructions"))
-            .and_then(|v| v.as_str())
-            .map(str::to_string),
-        tools: items("tools"),
-        prompts: items("prompts"),
+        instructions: parts.instructions,
+        tools: parts.tools,
+        prompts: parts.prompts,
     };
     match approve(&surface.manifest(id), None) {
         Ok(Approval::Moved(l)) => l.to_bytes(),

@@ -8,10 +8,9 @@ use std::time::SystemTime;
 
 use clap::Args;
 use pinlog_core::exit::{Exit, Failure};
-use pinlog_core::json::{self, write_string, Limits};
+use pinlog_core::json::write_string;
 use pinlog_core::manifest::{Manifest, ManifestServer};
 use pinlog_core::render::{safe, safe_ascii};
-use pinlog_core::Value;
 use pinlog_gate::commands::{verify, verify_with, Addendum, Format};
 use pinlog_gate::compare::compare;
 use pinlog_gate::lock::{approve, Approval};
@@ -182,31 +181,19 @@ fn difference(
     public: &SurfaceBlob,
     ascii: bool,
 ) -> Difference {
-    // The blob was read as canonical JSON under these limits, and held to the log's rules: an
-    // object of instructions (a string or null), prompts and tools (arrays of named objects).
-    let tree =
-        json::parse(public.bytes(), Limits::default()).expect("a surface blob is canonical JSON");
-    let member = |name: &str| tree.as_object().and_then(|o| o.get(name));
-    let items = |name: &str| {
-        member(name)
-            .and_then(Value::as_array)
-            .map(<[Value<'_>]>::to_vec)
-            .unwrap_or_default()
-    };
     // What the log cannot know (the name a server reports, the revision negotiated, the
     // package) is taken from the capture, so that only the surface is compared.
+    let parts = public.parts();
     let public_server = ManifestServer {
-        instructions: member("instructions")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        instructions: parts.instructions,
         package: None,
-        tools: items("tools"),
-        prompts: items("prompts"),
+        tools: parts.tools,
+        prompts: parts.prompts,
         ..served.clone()
     };
     let lock = match approve(&one(public_server, complete), None) {
         Ok(Approval::Moved(lock)) => lock,
-        // Only a previous lockfile can leave a surface unchanged or refuse it.
+        // Without a previous lockfile, approve neither refuses nor finds nothing to write.
         Ok(Approval::Unchanged) | Err(_) => unreachable!("a first approval always writes"),
     };
     let mut captured = served.clone();
