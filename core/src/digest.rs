@@ -17,6 +17,11 @@ impl Digest {
         Digest(Sha256::digest(bytes).into())
     }
 
+    /// A SHA-256 digest computed elsewhere (over a stream, say).
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Digest(bytes)
+    }
+
     /// The 64 lowercase hex digits, without the `sha256:` prefix.
     pub fn hex(&self) -> String {
         String::from_utf8(self.hex_bytes().to_vec()).expect("hex digits are ASCII")

@@ -9,6 +9,7 @@ use pinlog_core::json::{self, Limits, Value};
 /// The largest discovery page read.
 const MAX_PAGE: u64 = 16 << 20;
 
+#[derive(Debug, Clone)]
 pub struct Fetcher {
     client: reqwest::blocking::Client,
 }

@@ -8,6 +8,7 @@ pub mod discover;
 pub mod env_needs;
 mod fetch;
 pub mod install;
+pub mod install_cache;
 pub mod limits;
 pub mod look;
 pub mod names;

@@ -16,7 +16,10 @@ use crate::candidate::{Candidate, Launch, Remote};
 use crate::cgroup::{Cgroups, Group, Hit};
 use crate::confine::Confinement;
 use crate::env_needs;
-use crate::install::{self, Installed, Installers, Jail};
+use crate::fetch::Fetcher;
+use crate::install::published::published;
+use crate::install::{self, InstallError, Installed, Installers, Jail};
+use crate::install_cache::{Cache, Key, Lease, Reservation, Taken};
 use crate::limits::{Enforcer, InForce, Limits};
 use crate::outcome::{LookFailure, Reason};
 use crate::sandbox::{Isolation, PLACEHOLDER};
@@ -38,6 +41,62 @@ pub struct Looker {
     pub cgroups: Option<Arc<Cgroups>>,
     /// The `pinlog` binary, whose `sandbox-exec` applies the caps and starts bubblewrap.
     pub sandbox_exec: PathBuf,
+    /// Installed packages kept for later looks; `None` installs every package afresh.
+    pub kept: Option<Kept>,
+}
+
+/// The install cache, and how to ask the registries what a look would install.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    pub cache: Cache,
+    fetcher: Fetcher,
+}
+
+impl Kept {
+    /// `cache`, asking the registries with requests bounded by `timeout`.
+    pub fn new(cache: Cache, timeout: Duration) -> Result<Kept, String> {
+        Ok(Kept {
+            cache,
+            fetcher: Fetcher::new(timeout)?,
+        })
+    }
+}
+
+/// How a look came by its package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Install {
+    /// A kept tree, checked, without installing.
+    Kept,
+    /// Installed and kept for later looks.
+    Installed,
+    /// Installed again, and why the kept tree was not used.
+    Reinstalled(String),
+    /// Installed for this look only, and why it is not kept.
+    NotKept(String),
+}
+
+impl std::fmt::Display for Install {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Install::Kept => f.write_str("kept"),
+            Install::Installed => f.write_str("installed"),
+            Install::Reinstalled(why) => write!(f, "reinstalled: {why}"),
+            Install::NotKept(why) => write!(f, "not kept: {why}"),
+        }
+    }
+}
+
+/// What holds an installed tree for the length of a look: dropped, it lets the tree go.
+enum Held {
+    /// The look's scratch directory, removed with it.
+    Scratch,
+    Lease {
+        _lease: Lease,
+    },
+    /// A fresh install not kept: removed when this is dropped.
+    Fresh {
+        _reservation: Reservation,
+    },
 }
 
 /// What a look found.
@@ -55,6 +114,8 @@ pub struct Look {
     pub env_placeholders: Vec<String>,
     /// The caps the server ran under, when it ran in the sandbox.
     pub caps: Option<InForce>,
+    /// How the package came to be there, with an install cache.
+    pub install: Option<Install>,
     pub took: Duration,
 }
 
@@ -69,6 +130,7 @@ impl Look {
             env_wanted: Vec::new(),
             env_placeholders: Vec::new(),
             caps: None,
+            install: None,
             took: Duration::ZERO,
         }
     }
@@ -174,24 +236,8 @@ impl Looker {
             }),
             Isolation::None => None,
         };
-        let installed = match &c.launch {
-            Launch::Npm { name, version } => install::npm(
-                &self.installers,
-                name,
-                version.as_deref(),
-                dir,
-                jail.as_ref(),
-            ),
-            Launch::Pypi { name, version } => install::pypi(
-                &self.installers,
-                name,
-                version.as_deref(),
-                dir,
-                jail.as_ref(),
-            ),
-            _ => unreachable!("only packages are installed"),
-        }
-        .map_err(|e| {
+        let (installed, _held) = self.obtain(c, dir, jail.as_ref(), look);
+        let installed = installed.map_err(|e| {
             if let Err(f) = capped(group.as_ref(), None, &self.limits) {
                 f
             } else if e.too_large {
@@ -262,6 +308,129 @@ impl Looker {
                 Reason::NeedsCredentials,
                 format!("the server wants {names}; with placeholders: {e}"),
             )),
+        }
+    }
+
+    /// The package installed, from the cache when it keeps what the registry publishes for the
+    /// version, else installed now (and kept); with what holds the tree while the look runs.
+    fn obtain(
+        &self,
+        c: &Candidate,
+        dir: &Path,
+        jail: Option<&Jail>,
+        look: &mut Look,
+    ) -> (Result<Installed, InstallError>, Held) {
+        let tools = &self.installers;
+        let install_into = |into: &Path| match &c.launch {
+            Launch::Npm { name, version } => {
+                install::npm(tools, name, version.as_deref(), into, jail)
+            }
+            Launch::Pypi { name, version } => {
+                install::pypi(tools, name, version.as_deref(), into, jail)
+            }
+            _ => unreachable!("only packages are installed"),
+        };
+        let Some(kept) = &self.kept else {
+            return (install_into(dir), Held::Scratch);
+        };
+        let (registry, name) = match &c.launch {
+            Launch::Npm { name, .. } => ("npm", name),
+            Launch::Pypi { name, .. } => ("pypi", name),
+            _ => unreachable!("only packages are installed"),
+        };
+        let not_kept = |look: &mut Look, why: String| {
+            look.install = Some(Install::NotKept(why));
+            (install_into(dir), Held::Scratch)
+        };
+        let published = match published(
+            &kept.fetcher,
+            &tools.npm_registry,
+            &tools.pypi_index,
+            &c.launch,
+        ) {
+            Ok(p) => p,
+            Err(why) => return not_kept(look, why),
+        };
+        let key = Key {
+            registry,
+            source: match registry {
+                "npm" => tools.npm_registry.clone(),
+                _ => tools.pypi_index.clone(),
+            },
+            name: name.clone(),
+            version: published.version.clone(),
+        };
+        // An install under way for the same package is waited for, as long as an install may take.
+        let wait = tools.timeout + Duration::from_secs(30);
+        let (reservation, stale) = match kept.cache.take(&key, &published, wait) {
+            Err(why) => return not_kept(look, why),
+            Ok(Taken::Hit(lease, _)) => {
+                let tree = match registry {
+                    "npm" => install::npm_tree(tools, name, lease.dir()),
+                    _ => install::pypi_tree(tools, name, lease.dir()),
+                };
+                return match tree {
+                    Ok(installed) => {
+                        look.install = Some(Install::Kept);
+                        (Ok(installed), Held::Lease { _lease: lease })
+                    }
+                    Err(e) => {
+                        drop(lease);
+                        not_kept(look, format!("the kept tree cannot be run: {}", e.message))
+                    }
+                };
+            }
+            Ok(Taken::Install(reservation, stale)) => (reservation, stale),
+        };
+        let installed = match install_into(reservation.dir()) {
+            Ok(i) => i,
+            Err(e) => {
+                return (
+                    Err(e),
+                    Held::Fresh {
+                        _reservation: reservation,
+                    },
+                )
+            }
+        };
+        let digest = installed
+            .registry_digest
+            .clone()
+            .filter(|d| published.digests.contains(d));
+        let Some(digest) = digest else {
+            look.install = Some(Install::NotKept(format!(
+                "the installer took {} for {}, which the registry does not give for it",
+                installed
+                    .registry_digest
+                    .as_deref()
+                    .unwrap_or("a package with no digest"),
+                published.version
+            )));
+            return (
+                Ok(installed),
+                Held::Fresh {
+                    _reservation: reservation,
+                },
+            );
+        };
+        let mut reservation = reservation;
+        match reservation.commit(&digest, &installed.packages) {
+            Ok(lease) => {
+                look.install = Some(match stale {
+                    Some(why) => Install::Reinstalled(why.to_string()),
+                    None => Install::Installed,
+                });
+                (Ok(installed), Held::Lease { _lease: lease })
+            }
+            Err(why) => {
+                look.install = Some(Install::NotKept(why));
+                (
+                    Ok(installed),
+                    Held::Fresh {
+                        _reservation: reservation,
+                    },
+                )
+            }
         }
     }
 

@@ -25,6 +25,9 @@ pub struct LookRow {
     pub took_ms: u64,
     /// The caps a sandboxed server ran under (docs/OPERATIONS.md, "Caps").
     pub caps: Option<String>,
+    /// How the package came to be there with an install cache: `kept`, `installed`,
+    /// `reinstalled: <why>` or `not kept: <why>` (docs/OPERATIONS.md, "The install cache").
+    pub install: Option<String>,
 }
 
 pub struct Records {
@@ -57,14 +60,20 @@ impl Records {
                  took_ms INTEGER NOT NULL);
              CREATE INDEX IF NOT EXISTS crawl_looks_by_server ON crawl_looks (server, at);",
         )?;
-        // A store made before looks recorded their caps gains the column; old rows keep NULL.
-        let has_caps: bool = conn.query_row(
-            "SELECT count(*) FROM pragma_table_info('crawl_looks') WHERE name = 'caps'",
-            [],
-            |r| r.get(0),
-        )?;
-        if !has_caps {
-            conn.execute("ALTER TABLE crawl_looks ADD COLUMN caps TEXT", [])?;
+        // A store made before looks recorded their caps or installs gains the columns; old rows
+        // keep NULL.
+        for column in ["caps", "install"] {
+            let has: bool = conn.query_row(
+                "SELECT count(*) FROM pragma_table_info('crawl_looks') WHERE name = ?1",
+                [column],
+                |r| r.get(0),
+            )?;
+            if !has {
+                conn.execute(
+                    &format!("ALTER TABLE crawl_looks ADD COLUMN {column} TEXT"),
+                    [],
+                )?;
+            }
         }
         Ok(Records { conn })
     }
@@ -87,8 +96,9 @@ impl Records {
     pub fn record(&mut self, row: &LookRow) -> Result<(), rusqlite::Error> {
         self.conn.execute(
             "INSERT INTO crawl_looks (run, server, at, outcome, exit_code, detail, version,
-                                      registry_digest, env_wanted, entry_index, took_ms, caps)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                      registry_digest, env_wanted, entry_index, took_ms, caps,
+                                      install)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 row.run,
                 row.server,
@@ -101,7 +111,8 @@ impl Records {
                 row.env_wanted,
                 row.entry_index.map(|i| i as i64),
                 row.took_ms as i64,
-                row.caps
+                row.caps,
+                row.install
             ],
         )?;
         Ok(())

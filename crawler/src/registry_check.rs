@@ -7,6 +7,7 @@ use pinlog_core::package::{pypi_normalized, Package, Registry};
 use pinlog_core::Value;
 
 use crate::fetch::{get, join, text, Fetcher};
+use crate::install::published::{npm_digests, pypi_files};
 
 /// Where the registries are.
 pub struct Registries {
@@ -93,13 +94,9 @@ fn npm(
         .and_then(|t| text(t, "latest"))
         .filter(|l| *l != version)
         .map(str::to_string);
-    let Some(entry) = get(&doc, "versions").and_then(|v| get(v, version)) else {
+    let Some(published) = npm_digests(&doc, version) else {
         return (Verdict::Gone, newer);
     };
-    let published: Vec<String> = get(entry, "dist")
-        .and_then(|d| text(d, "integrity"))
-        .map(|i| i.split_whitespace().map(str::to_string).collect())
-        .unwrap_or_default();
     let wanted: Vec<&str> = digest.split_whitespace().collect();
     let verdict = if published.iter().any(|p| wanted.contains(&p.as_str())) {
         Verdict::Same
@@ -130,27 +127,9 @@ fn pypi(
         .and_then(Value::as_str)
         .filter(|l| *l != version)
         .map(str::to_string);
-    let files = get(&doc, "files")
-        .and_then(Value::as_array)
-        .unwrap_or_default();
-    // A distribution's file name starts `<name>-<version>-` (wheels) or `<name>-<version>.`
-    // (sdists), with the name's separators as `_` in wheels.
-    let of_version = |filename: &str| {
-        let lowered = filename.to_ascii_lowercase().replace('-', "_");
-        let prefix = format!(
-            "{}_{}",
-            project.replace('-', "_"),
-            version.to_ascii_lowercase().replace('-', "_")
-        );
-        lowered
-            .strip_prefix(&prefix)
-            .is_some_and(|rest| rest.starts_with('_') || rest.starts_with('.'))
-    };
-    let published: Vec<String> = files
-        .iter()
-        .filter(|f| text(f, "filename").is_some_and(of_version))
-        .filter_map(|f| get(f, "hashes").and_then(|h| text(h, "sha256")))
-        .map(|h| format!("sha256:{h}"))
+    let published: Vec<String> = pypi_files(&doc, &project, version)
+        .into_iter()
+        .map(|(_, digest, _)| digest)
         .collect();
     let verdict = if published.is_empty() {
         Verdict::Gone

@@ -16,7 +16,7 @@ use pinlog_log::store::{Store, StoreError};
 
 use crate::candidate::Candidate;
 use crate::discover::{self, Discovery, SourceReport, Sources};
-use crate::look::{Look, Looker};
+use crate::look::{Install, Look, Looker};
 use crate::optout::OptOut;
 use crate::outcome::{LookFailure, Reason};
 use crate::records::{LookRow, Records};
@@ -33,6 +33,8 @@ pub struct Crawl {
     /// At most this many servers looked at in this run.
     pub limit: Option<usize>,
     pub concurrency: usize,
+    /// Look at every planned server, even one looked at today (after an incident; benchmarks).
+    pub relook: bool,
     pub looker: Looker,
 }
 
@@ -63,6 +65,8 @@ pub struct Reported {
     pub verdict: Verdict,
     pub version: Option<String>,
     pub labels: Vec<String>,
+    /// How the package came to be there, with an install cache.
+    pub install: Option<Install>,
     pub took: Duration,
 }
 
@@ -234,11 +238,12 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
                 entry_index: None,
                 took_ms: 0,
                 caps: None,
+                install: None,
             })?;
             continue;
         }
         let last = store.liveness(&cand.id)?.and_then(|l| l.last_probe);
-        if last.as_deref().is_some_and(|t| looked_today(t, now)) {
+        if !c.relook && last.as_deref().is_some_and(|t| looked_today(t, now)) {
             summary.recent += 1;
             continue;
         }
@@ -442,12 +447,14 @@ fn settle(
         },
         took_ms: look.took.as_millis() as u64,
         caps: look.caps.map(|c| c.to_string()),
+        install: look.install.as_ref().map(Install::to_string),
     })?;
     Ok(Reported {
         server: cand.id.clone(),
         verdict,
         version: look.version,
         labels,
+        install: look.install,
         took: look.took,
     })
 }

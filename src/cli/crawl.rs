@@ -14,8 +14,9 @@ use pinlog_crawler::candidate::SourceKind;
 use pinlog_crawler::cgroup::Cgroups;
 use pinlog_crawler::discover::{Discovery, Sources};
 use pinlog_crawler::install::Installers;
+use pinlog_crawler::install_cache::Cache;
 use pinlog_crawler::limits::Limits as CrawlLimits;
-use pinlog_crawler::look::Looker;
+use pinlog_crawler::look::{Kept, Looker};
 use pinlog_crawler::run::{self, Crawl, Observer, Reported, Summary, Verdict};
 use pinlog_crawler::sandbox::{self, Isolation};
 use pinlog_crawler::schedule::When;
@@ -94,6 +95,22 @@ pub struct CrawlArgs {
     /// The longest an install may take, in seconds
     #[arg(long, value_name = "S", default_value_t = 300)]
     pub install_timeout: u64,
+    /// Keep installed packages in DIR, so that a later look at the same version and registry
+    /// digest runs them without installing (default: install-cache beside --db)
+    #[arg(long, value_name = "DIR")]
+    pub install_cache: Option<PathBuf>,
+    /// The install cache's bound: past it, the least recently used packages are removed (0
+    /// keeps none and installs every package afresh)
+    #[arg(long, value_name = "BYTES", default_value_t = 8 << 30)]
+    pub install_cache_bytes: u64,
+    /// Install a kept package again after this many days, so that its dependencies' newer
+    /// releases are looked at too
+    #[arg(long, value_name = "DAYS", default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=365))]
+    pub install_cache_days: u64,
+    /// Look at every planned server again, even one looked at today (only what moved is
+    /// appended, as always)
+    #[arg(long)]
+    pub relook: bool,
     /// The Python that makes venvs and runs pip
     #[arg(long, value_name = "PATH", default_value = "python3")]
     pub python: PathBuf,
@@ -236,6 +253,29 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
             _ => p.to_path_buf(),
         }
     };
+    let kept = if args.install_cache_bytes == 0 {
+        None
+    } else {
+        let dir = args.install_cache.clone().unwrap_or_else(|| {
+            args.db
+                .parent()
+                .unwrap_or(Path::new(""))
+                .join("install-cache")
+        });
+        let cache = Cache::open(
+            &dir,
+            args.install_cache_bytes,
+            Duration::from_secs(args.install_cache_days * 86_400),
+        )
+        .map_err(|e| {
+            Failure::unreadable(format!(
+                "cannot open the install cache {}: {e} (give another with --install-cache, or \
+                 --install-cache-bytes 0 for none)",
+                dir.display()
+            ))
+        })?;
+        Some(Kept::new(cache, Duration::from_secs(30)).map_err(Failure::unreadable)?)
+    };
     let kinds = if args.sources.is_empty() {
         SourceKind::ALL.to_vec()
     } else {
@@ -258,6 +298,7 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
         optout: args.optout.clone(),
         limit: args.limit,
         concurrency: usize::from(args.concurrency),
+        relook: args.relook,
         looker: Looker {
             isolation,
             installers: Installers {
@@ -276,6 +317,7 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
             limits: args.limits(),
             cgroups,
             sandbox_exec,
+            kept,
         },
     };
     let outcome = match when {
@@ -421,12 +463,13 @@ impl Observer for Progress {
             _ => "\"\"".to_string(),
         };
         let line = format!(
-            "at={} event=looked server={} outcome={} version={} labels={} took_ms={} detail={detail}",
+            "at={} event=looked server={} outcome={} version={} labels={} install={} took_ms={} detail={detail}",
             pinlog_core::clock::now(),
             value(r.server.as_str()),
             r.verdict.token(),
             r.version.as_deref().map_or("-".to_string(), value),
             if r.labels.is_empty() { "-".to_string() } else { r.labels.join(",") },
+            r.install.as_ref().map_or("-".to_string(), |i| value(&i.to_string())),
             r.took.as_millis(),
         );
         match &self.bar {

@@ -77,12 +77,35 @@ impl Site {
         mcp: Option<serde_json::Value>,
         search: Option<serde_json::Value>,
     ) -> Registries {
+        self.registries_on(0, mcp, search)
+    }
+
+    /// Stops `reg` and starts the registries again on its port, serving the packages as they
+    /// are now: to the crawler, the same registry publishing something else.
+    pub fn restart(&self, reg: Registries) -> Registries {
+        let port: u16 = reg
+            .base
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("a registry base ends with its port");
+        drop(reg);
+        self.registries_on(port, None, None)
+    }
+
+    fn registries_on(
+        &self,
+        port: u16,
+        mcp: Option<serde_json::Value>,
+        search: Option<serde_json::Value>,
+    ) -> Registries {
         let port_file = self.path("port");
         let _ = std::fs::remove_file(&port_file);
         let mut cmd = Command::new("python3");
         cmd.arg(installed("tests/fixtures/fake_registries.py"))
             .arg("--port-file")
             .arg(&port_file)
+            .args(["--port", &port.to_string()])
             .args(["--npm-lock", &installed(".ci/npm/package-lock.json")])
             .arg("--npm-packages")
             .arg(self.path("packages"))

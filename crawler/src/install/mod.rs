@@ -13,6 +13,7 @@ mod jail;
 mod npm;
 mod process;
 mod provenance;
+pub mod published;
 mod pypi;
 #[cfg(test)]
 mod tests;
@@ -26,8 +27,8 @@ use pinlog_core::json::{self, Limits, Value};
 use crate::sandbox::Bind;
 
 pub use jail::Jail;
-pub use npm::npm;
-pub use pypi::pypi;
+pub use npm::{npm, npm_tree};
+pub use pypi::{pypi, pypi_tree};
 
 /// Where packages come from and with what tools.
 #[derive(Debug, Clone)]
@@ -51,6 +52,9 @@ pub struct Installed {
     /// The registry's digest of what was installed: npm's `integrity`, or `sha256:<hex>` of
     /// the PyPI file.
     pub registry_digest: Option<String>,
+    /// The registry's digest of every package installed, the package itself and its
+    /// dependencies, in the installer's order.
+    pub packages: Vec<String>,
     /// The command, by absolute paths.
     pub argv: Vec<OsString>,
     /// What of the host the command must be able to read.

@@ -61,16 +61,28 @@ pub fn npm(
         jail.is_some(),
     )?;
 
+    npm_tree(tools, name, dir)
+}
+
+/// The package `name` as npm installed it under `dir` (now or for an earlier look): every part
+/// from the registry, its version and digests, and the bin to run.
+pub fn npm_tree(tools: &Installers, name: &str, dir: &Path) -> Result<Installed, InstallError> {
     let modules = dir.join("node_modules");
     let lock = read_json(&modules.join(".package-lock.json"))?;
     npm_provenance(&lock, &tools.npm_registry)?;
-    let entry = get(&lock, "packages")
-        .and_then(|p| get(p, &format!("node_modules/{name}")))
+    let packages = get(&lock, "packages").and_then(Value::as_object);
+    let entry = packages
+        .and_then(|p| p.get(&format!("node_modules/{name}")))
         .ok_or_else(|| format!("npm installed no {name}"))?;
     let installed_version = text(entry, "version")
         .ok_or("npm recorded no version")?
         .to_string();
     let integrity = text(entry, "integrity").map(str::to_string);
+    let every = packages
+        .into_iter()
+        .flat_map(|p| p.iter())
+        .filter_map(|(_, e)| text(e, "integrity").map(str::to_string))
+        .collect();
 
     let package_dir = modules.join(name);
     let manifest = read_json(&package_dir.join("package.json"))?;
@@ -81,6 +93,7 @@ pub fn npm(
     Ok(Installed {
         version: installed_version,
         registry_digest: integrity,
+        packages: every,
         argv: vec![tools.node.clone().into(), script.into()],
         binds,
     })

@@ -71,12 +71,27 @@ pub fn pypi(
         jail.is_some(),
     )?;
 
-    let report = read_json(&report)?;
+    pypi_tree(tools, name, dir)
+}
+
+/// The project `name` as pip installed it under `dir` (now or for an earlier look): every
+/// distribution from the index, its version and digests, and the console script to run.
+pub fn pypi_tree(tools: &Installers, name: &str, dir: &Path) -> Result<Installed, InstallError> {
+    let venv = dir.join("venv");
+    let report = read_json(&dir.join("pip-report.json"))?;
     pip_provenance(&report)?;
     let want = pypi_normalized(name);
-    let item = get(&report, "install")
+    let items = get(&report, "install")
         .and_then(Value::as_array)
-        .unwrap_or(&[])
+        .unwrap_or(&[]);
+    let sha256 = |item: &Value<'_>| {
+        get(item, "download_info")
+            .and_then(|d| get(d, "archive_info"))
+            .and_then(|a| get(a, "hashes"))
+            .and_then(|h| text(h, "sha256"))
+            .map(|h| format!("sha256:{h}"))
+    };
+    let item = items
         .iter()
         .find(|i| {
             get(i, "metadata")
@@ -88,18 +103,14 @@ pub fn pypi(
         .and_then(|m| text(m, "version"))
         .ok_or("pip recorded no version")?
         .to_string();
-    let sha256 = get(item, "download_info")
-        .and_then(|d| get(d, "archive_info"))
-        .and_then(|a| get(a, "hashes"))
-        .and_then(|h| text(h, "sha256"))
-        .map(|h| format!("sha256:{h}"));
     let script = console_script(&venv, &want, &installed_version)?;
     let mut binds = vec![Bind::same(dir)];
     binds.extend(program_binds(&venv.join("bin/python"), dir)?);
     binds.extend(python_library(&tools.python)?);
     Ok(Installed {
         version: installed_version,
-        registry_digest: sha256,
+        registry_digest: sha256(item),
+        packages: items.iter().filter_map(sha256).collect(),
         argv: vec![venv.join("bin").join(script).into()],
         binds,
     })
