@@ -50,7 +50,7 @@ else
   args+=(--seeds "$seeds_file")
 fi
 
-# crawl NAME [extra args]: one crawl into its own store; prints "wall_ms median_ms max_ms looks".
+# crawl NAME [extra args]: one crawl into its own store; prints "wall_ms median_ms max_ms looks ok".
 crawl() {
   local name=$1
   shift
@@ -62,16 +62,18 @@ crawl() {
 import sqlite3, statistics, sys
 db, wall = sys.argv[1], sys.argv[2]
 run = sqlite3.connect(db).execute("SELECT max(id) FROM crawl_runs").fetchone()[0]
-took = [r[0] for r in sqlite3.connect(db).execute(
-    "SELECT took_ms FROM crawl_looks WHERE run = ? AND outcome != 'opt-out'", (run,))]
-print(wall, int(statistics.median(took)), max(took), len(took))
+rows = sqlite3.connect(db).execute(
+    "SELECT took_ms, outcome FROM crawl_looks WHERE run = ? AND outcome != 'opt-out'", (run,)).fetchall()
+took = [t for t, _ in rows]
+ok = sum(1 for _, o in rows if o in ("new", "changed", "unchanged"))
+print(wall, int(statistics.median(took)), max(took), len(took), ok)
 EOF
 }
 
-read -r u_wall u_med u_max n < <(crawl uncached --install-cache-bytes 0)
+read -r u_wall u_med u_max n u_ok < <(crawl uncached --install-cache-bytes 0)
 # The cold and warm runs share a store and a cache, as a daily crawl does.
-read -r c_wall c_med c_max _ < <(crawl cached --install-cache "$out/cache")
-read -r w_wall w_med w_max _ < <(crawl cached --install-cache "$out/cache")
+read -r c_wall c_med c_max _ c_ok < <(crawl cached --install-cache "$out/cache")
+read -r w_wall w_med w_max _ w_ok < <(crawl cached --install-cache "$out/cache")
 
 kept=$("$python" -c "
 import sqlite3, sys
@@ -81,8 +83,14 @@ rows = c.execute('SELECT coalesce(install, \"-\") FROM crawl_looks WHERE run = ?
 print(sum(1 for (i,) in rows if i == 'kept'), len(rows))" "$out/cached.db")
 
 echo "crawl of $n servers ($mode), --concurrency 2, each with --relook"
-printf '  %-9s %8s ms wall, look median %6s ms, max %6s ms\n' \
-  uncached "$u_wall" "$u_med" "$u_max" cold "$c_wall" "$c_med" "$c_max" warm "$w_wall" "$w_med" "$w_max"
+printf '  %-9s %8s ms wall, look median %6s ms, max %6s ms, %s ok\n' \
+  uncached "$u_wall" "$u_med" "$u_max" "$u_ok" cold "$c_wall" "$c_med" "$c_max" "$c_ok" \
+  warm "$w_wall" "$w_med" "$w_max" "$w_ok"
 echo "  warm run: $kept looks ran a kept tree (the others are not packages, or not kept)"
+# Runs that did not read the same servers are not compared.
+if [ "$u_ok" != "$w_ok" ] || [ "$c_ok" != "$w_ok" ]; then
+  echo "the runs read different numbers of servers; see $out/*.err" >&2
+  exit 1
+fi
 awk -v u="$u_wall" -v w="$w_wall" -v um="$u_med" -v wm="$w_med" 'BEGIN {
   printf "  uncached / warm: %.2fx wall, %.2fx median look\n", u / w, um / wm }'

@@ -321,26 +321,21 @@ impl Looker {
         look: &mut Look,
     ) -> (Result<Installed, InstallError>, Held) {
         let tools = &self.installers;
-        let install_into = |into: &Path| match &c.launch {
-            Launch::Npm { name, version } => {
-                install::npm(tools, name, version.as_deref(), into, jail)
-            }
-            Launch::Pypi { name, version } => {
-                install::pypi(tools, name, version.as_deref(), into, jail)
-            }
+        let (registry, name, asked) = match &c.launch {
+            Launch::Npm { name, version } => ("npm", name, version.as_deref()),
+            Launch::Pypi { name, version } => ("pypi", name, version.as_deref()),
             _ => unreachable!("only packages are installed"),
+        };
+        let install_into = |into: &Path, version: Option<&str>| match registry {
+            "npm" => install::npm(tools, name, version, into, jail),
+            _ => install::pypi(tools, name, version, into, jail),
         };
         let Some(kept) = &self.kept else {
-            return (install_into(dir), Held::Scratch);
-        };
-        let (registry, name) = match &c.launch {
-            Launch::Npm { name, .. } => ("npm", name),
-            Launch::Pypi { name, .. } => ("pypi", name),
-            _ => unreachable!("only packages are installed"),
+            return (install_into(dir, asked), Held::Scratch);
         };
         let not_kept = |look: &mut Look, why: String| {
             look.install = Some(Install::NotKept(why));
-            (install_into(dir), Held::Scratch)
+            (install_into(dir, asked), Held::Scratch)
         };
         let published = match published(
             &kept.fetcher,
@@ -382,7 +377,8 @@ impl Looker {
             }
             Ok(Taken::Install(reservation, stale)) => (reservation, stale),
         };
-        let installed = match install_into(reservation.dir()) {
+        // The version the key names, not a tag that may have moved since the registry was asked.
+        let installed = match install_into(reservation.dir(), Some(&published.version)) {
             Ok(i) => i,
             Err(e) => {
                 return (

@@ -144,8 +144,11 @@ impl Cache {
         for sub in ["entries", "index", "locks"] {
             std::fs::create_dir_all(root.join(sub))?;
         }
+        // Absolute and without links: installers and servers see the trees at these paths from
+        // inside sandboxes, and binds are compared with them.
+        let root = root.canonicalize()?;
         let cache = Cache {
-            root: root.to_path_buf(),
+            root,
             max_bytes,
             max_age,
         };

@@ -1,3 +1,4 @@
+use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, SystemTime};
@@ -122,8 +123,6 @@ fn make_writable(tree: &Path) {
     .unwrap();
 }
 
-use std::os::unix::fs::PermissionsExt;
-
 #[test]
 fn an_old_tree_or_an_unreadable_record_is_installed_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -210,6 +209,26 @@ fn what_a_dead_install_left_is_swept_and_a_living_one_is_not() {
     // Dropped without a commit, the install leaves nothing.
     drop(living);
     assert_eq!(entries(&reopened), 0);
+}
+
+#[test]
+fn a_cache_named_by_a_relative_path_gives_absolute_trees() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = std::env::current_dir().unwrap();
+    let relative = pathdiff(dir.path(), &here);
+    let cache = Cache::open(&relative, u64::MAX, Duration::from_secs(3600)).unwrap();
+    let lease = install(&cache, "a", "sha512-a", 10);
+    assert!(lease.dir().is_absolute(), "{}", lease.dir().display());
+    assert!(lease.dir().starts_with(dir.path()));
+}
+
+/// `to` as a path relative to `from`.
+fn pathdiff(to: &Path, from: &Path) -> PathBuf {
+    let common = to.ancestors().find(|a| from.starts_with(a)).unwrap();
+    let up = from.strip_prefix(common).unwrap().components().count();
+    let mut rel: PathBuf = std::iter::repeat_n("..", up).collect();
+    rel.push(to.strip_prefix(common).unwrap());
+    rel
 }
 
 #[test]
