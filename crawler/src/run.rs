@@ -395,6 +395,7 @@ fn settle(
                             .to_string(),
                             env_supplied: Vec::new(),
                             env_placeholders: look.env_placeholders.clone(),
+                            arg_placeholders: Vec::new(),
                         },
                     };
                     let appended = computed.map(|_| {
