@@ -19,3 +19,4 @@ pub mod run;
 pub mod sandbox;
 pub mod schedule;
 mod seccomp;
+pub mod start;
