@@ -7,11 +7,12 @@
 //! remote:<url>
 //! ```
 //!
-//! A package may be given how to start it (docs/OPERATIONS.md, "Seeds"): `env=NAME` sets a
-//! variable to the crawler's placeholder, `env=NAME=VALUE` to a value; after `--`, every word is
-//! an argument, and the word `<placeholder>` is one the crawler fills in and the entry names
-//! (`--token <placeholder>` or `--token=<placeholder>` by the option, else by its position).
-//! Words are split at spaces and tabs, with no quoting: what a line says is what the server gets.
+//! A package may be given how to start it (docs/OPERATIONS.md, "Starting a package"):
+//! `env=NAME` sets a variable to the crawler's placeholder, `env=NAME=VALUE` to a value; after
+//! `--`, every word is an argument, and the word `<placeholder>` is one the crawler fills in and
+//! the entry names (`--token <placeholder>` or `--token=<placeholder>` by the option, else by its
+//! position). Words are split at spaces and tabs, with no quoting: what a line says is what the
+//! server gets.
 //!
 //! A bad line is reported with its number and the rule it breaks; the other lines still count.
 
@@ -86,7 +87,7 @@ fn start(words: &[&str]) -> Result<Start, String> {
         s.set_env(name, value)
             .map_err(|e| format!("env={name}: {e}"))?;
     }
-    let args = &words[at.min(words.len())..];
+    let args = &words[at..];
     if at > 0 && words[at - 1] == "--" && args.is_empty() {
         return Err("`--` is followed by the server's arguments; none came".into());
     }
