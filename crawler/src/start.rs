@@ -14,18 +14,18 @@ use crate::sandbox::PLACEHOLDER;
 /// The most arguments a server is started with.
 pub const MAX_ARGS: usize = 32;
 /// The most environment variables set from the first run.
-pub const MAX_ENV: usize = 32;
+const MAX_ENV: usize = 32;
 /// The longest argument or variable value, in bytes.
-pub const MAX_VALUE_BYTES: usize = 512;
+const MAX_VALUE_BYTES: usize = 512;
 /// Variables the sandbox sets itself.
 const RESERVED_ENV: [&str; 4] = ["HOME", "LANG", "PATH", "TMPDIR"];
 
 /// One variable set from the first run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartEnv {
-    pub name: String,
+struct StartEnv {
+    name: String,
     /// `None`: the crawler's placeholder stands in for a secret.
-    pub value: Option<String>,
+    value: Option<String>,
 }
 
 /// The arguments and environment a server starts with; empty for most servers.
@@ -88,10 +88,6 @@ impl Start {
 
     pub fn arg_placeholders(&self) -> &[String] {
         &self.arg_placeholders
-    }
-
-    pub fn env(&self) -> &[StartEnv] {
-        &self.env
     }
 
     /// Adds a positional argument.
@@ -226,7 +222,7 @@ fn filled(value: Given) -> (String, bool) {
 
 /// An option's name: `-` or `--`, then a letter or digit, then letters, digits and `._-`; at
 /// most 128 bytes. The entry records it as it is.
-pub fn arg_name(name: &str) -> Result<(), String> {
+fn arg_name(name: &str) -> Result<(), String> {
     let body = name.strip_prefix("--").or_else(|| name.strip_prefix('-'));
     let ok = name.len() <= 128
         && body.is_some_and(|b| {
@@ -246,7 +242,7 @@ pub fn arg_name(name: &str) -> Result<(), String> {
 }
 
 /// An argument or variable value: 1 to 512 bytes, no control characters.
-pub fn arg_value(v: &str) -> Result<(), String> {
+fn arg_value(v: &str) -> Result<(), String> {
     if v.is_empty() || v.len() > MAX_VALUE_BYTES {
         return Err(format!(
             "a value is 1 to {MAX_VALUE_BYTES} bytes; this one is {}",

@@ -18,7 +18,7 @@
 
 use crate::candidate::{Candidate, Launch, Remote, SourceKind};
 use crate::names;
-use crate::start::{arg_name, Format, Given, Start};
+use crate::start::{Format, Given, Start};
 
 /// The word a seed writes for a value the crawler makes up.
 const PLACEHOLDER_WORD: &str = "<placeholder>";
@@ -108,10 +108,7 @@ fn start(words: &[&str]) -> Result<Start, String> {
                     i += 1;
                     s.named(w, Some(placeholder))?
                 }
-                None => {
-                    arg_name(w)?;
-                    s.named(w, None)?
-                }
+                None => s.named(w, None)?,
             }
         } else {
             plain(w)?;
