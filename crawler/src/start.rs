@@ -16,7 +16,7 @@ pub const MAX_ARGS: usize = 32;
 /// The most environment variables set from the first run.
 const MAX_ENV: usize = 32;
 /// The longest argument or variable value, in bytes.
-const MAX_VALUE_BYTES: usize = 512;
+pub const MAX_VALUE_BYTES: usize = 512;
 /// Variables the sandbox sets itself.
 const RESERVED_ENV: [&str; 4] = ["HOME", "LANG", "PATH", "TMPDIR"];
 

@@ -18,7 +18,7 @@ use pinlog_core::json::Value;
 use crate::candidate::{Candidate, EnvVar, Launch, Remote, SourceKind};
 use crate::fetch::{get, get_any, join, query_value, text, Fetcher};
 use crate::names;
-use crate::start::{Format, Given, Start};
+use crate::start::{Format, Given, Start, MAX_VALUE_BYTES};
 
 /// Items asked for per page.
 const PAGE: u32 = 100;
@@ -292,7 +292,7 @@ fn input(v: &Value<'_>) -> Result<Option<Given>, String> {
         };
     }
     if let Some(fixed) = text(v, "value") {
-        return match fill(fixed, get(v, "variables")) {
+        return match fill(fixed, get(v, "variables"))? {
             Some(text) => Ok(Some(Given::Text(text))),
             None => placeholder(),
         };
@@ -311,22 +311,35 @@ fn input(v: &Value<'_>) -> Result<Option<Given>, String> {
 }
 
 /// `value` with each `{name}` replaced by its variable's fixed value or default; `None` when a
-/// variable is secret, has neither, or the braces do not close.
-fn fill(value: &str, variables: Option<&Value<'_>>) -> Option<String> {
+/// variable is secret, has neither, or the braces do not close. Refused past the longest value
+/// as it grows: a short value naming a long variable many times is no way round the bound.
+fn fill(value: &str, variables: Option<&Value<'_>>) -> Result<Option<String>, String> {
+    let too_long = || format!("a value past {MAX_VALUE_BYTES} bytes");
+    if value.len() > MAX_VALUE_BYTES {
+        return Err(too_long());
+    }
     let mut out = String::new();
     let mut rest = value;
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
-        let close = rest[open..].find('}')? + open;
-        let var = get(variables?, &rest[open + 1..close])?;
-        if flag(var, &["isSecret", "is_secret"]) {
-            return None;
+        let Some(close) = rest[open..].find('}').map(|c| c + open) else {
+            return Ok(None);
+        };
+        let Some(var) = variables.and_then(|vs| get(vs, &rest[open + 1..close])) else {
+            return Ok(None);
+        };
+        let filled = text(var, "value").or_else(|| text(var, "default"));
+        let (false, Some(filled)) = (flag(var, &["isSecret", "is_secret"]), filled) else {
+            return Ok(None);
+        };
+        if out.len() + filled.len() > MAX_VALUE_BYTES {
+            return Err(too_long());
         }
-        out.push_str(text(var, "value").or_else(|| text(var, "default"))?);
+        out.push_str(filled);
         rest = &rest[close + 1..];
     }
     out.push_str(rest);
-    Some(out)
+    Ok(Some(out))
 }
 
 fn remote(r: &Value<'_>) -> Result<Launch, String> {
@@ -456,6 +469,14 @@ mod tests {
 
     #[test]
     fn a_package_whose_start_cannot_be_used_is_started_without_it() {
+        let many_refs = format!(
+            r#"{{"type": "positional", "value": "{}", "variables": {{"a": {{"default": "{}"}}}}}}"#,
+            "{a}".repeat(100),
+            "x".repeat(400)
+        );
+        let alone = format!(r#"{{"packageArguments": [{many_refs}]}}"#);
+        let alone = parse(alone.as_bytes(), Limits::default()).unwrap();
+        assert!(start(&alone).unwrap_err().contains("past 512 bytes"));
         for (bad, why) in [
             (
                 r#"{"type": "named", "name": "stdio", "isRequired": true}"#,
@@ -470,6 +491,7 @@ mod tests {
                 r#"{"type": "positional", "isRequired": true, "format": "url"}"#,
                 "unknown format",
             ),
+            (&many_refs, "a short value that fills past the bound"),
         ] {
             let item = ITEM.replacen(r#"{"type": "positional", "value": "serve"}"#, bad, 1);
             let (c, unstartable) = read(&item);
