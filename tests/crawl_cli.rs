@@ -408,6 +408,122 @@ fn every_failure_is_recorded_with_its_reason_and_nothing_appended() {
 }
 
 #[test]
+fn a_server_started_as_its_seed_line_or_registry_entry_says_is_read_and_its_placeholders_named() {
+    let site = Site::new(PINLOG);
+    // Each serves only when started with exactly these arguments and variables.
+    let by_seed = serde_json::json!({"mode": "needs-args",
+        "usage": ["serve", "--stdio", "--token", "*"], "env": ["FIXTURE_API_TOKEN", "FIXTURE_REGION"]});
+    site.package("pinlog-fixture-args-seed", "1.0.0", by_seed.clone());
+    site.package("pinlog-fixture-args-bare", "1.0.0", by_seed);
+    site.package(
+        "pinlog-fixture-args-registry",
+        "1.0.0",
+        serde_json::json!({"mode": "needs-args", "usage": ["--db-path", "*", "--api-key", "*"]}),
+    );
+    site.seeds(&[
+        "npm:pinlog-fixture-args-seed env=FIXTURE_API_TOKEN env=FIXTURE_REGION=eu -- serve --stdio --token <placeholder>",
+        // The same server without its arguments: it stops, as every such server did before.
+        "npm:pinlog-fixture-args-bare",
+        "npm:pinlog-fixture-args-typo -- --token <placholder>",
+    ]);
+    let registry = serde_json::json!([
+        {"server": {"name": "io.example/args", "description": "x", "version": "1.0.0",
+            "packages": [{"registryType": "npm", "identifier": "pinlog-fixture-args-registry", "version": "1.0.0",
+                "transport": {"type": "stdio"}, "runtimeHint": "npx",
+                "runtimeArguments": [{"type": "positional", "value": "-y"}],
+                "packageArguments": [
+                    {"type": "named", "name": "--db-path", "format": "filepath", "isRequired": true},
+                    {"type": "named", "name": "--api-key", "isRequired": true, "isSecret": true},
+                    {"type": "named", "name": "--verbose", "description": "optional, left out"}]}]},
+         "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active", "isLatest": true}}}
+    ]);
+    let reg = site.registries(Some(registry), None);
+    let out = ok(&site.crawl(
+        &reg,
+        &[
+            "--source",
+            "registry",
+            "--source",
+            "seeds",
+            "--publish",
+            site.path("pub").to_str().unwrap(),
+            "--key",
+            site.path("log.key").to_str().unwrap(),
+        ],
+    ));
+    let looks = site.sql::<String>(
+        "SELECT server || ' ' || outcome || ' ' || coalesce(detail, '') FROM crawl_looks",
+    );
+    assert!(
+        out.contains("looked at 3: 2 ok (2 new, 0 changed, 0 unchanged), 1 failed"),
+        "{out}\n{looks:#?}"
+    );
+    assert!(
+        out.contains("seeds.txt:3") && out.contains("angle brackets"),
+        "a misspelt placeholder refuses its line: {out}"
+    );
+    assert_eq!(site.outcome("npm:pinlog-fixture-args-bare"), "exited");
+    let detail = site.sql::<String>(
+        "SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-args-bare'",
+    );
+    assert!(
+        detail[0].contains("usage: server serve --stdio"),
+        "{detail:?}"
+    );
+
+    let entries = site.entries();
+    let entry = |server: &str| {
+        entries
+            .iter()
+            .find(|e| e["server"] == server)
+            .unwrap_or_else(|| panic!("no entry for {server}"))
+    };
+    let seed = entry("npm:pinlog-fixture-args-seed");
+    assert_eq!(
+        seed["probe"]["arg_placeholders"],
+        serde_json::json!(["--token"])
+    );
+    assert_eq!(
+        seed["probe"]["env_placeholders"],
+        serde_json::json!(["FIXTURE_API_TOKEN"])
+    );
+    assert_eq!(
+        seed["probe"]["env_supplied"],
+        serde_json::json!(["FIXTURE_REGION"])
+    );
+    let declared = entry("npm:pinlog-fixture-args-registry");
+    assert_eq!(
+        declared["probe"]["arg_placeholders"],
+        serde_json::json!(["--api-key", "--db-path"])
+    );
+    for e in [seed, declared] {
+        let blob = site.blob_text(e);
+        assert!(blob.contains("started with 4 arguments"), "{blob}");
+        assert!(
+            !blob.contains("pinlog-placeholder"),
+            "values are never recorded"
+        );
+    }
+    let bodies = site.sql::<Vec<u8>>("SELECT body FROM entries");
+    assert!(bodies
+        .iter()
+        .all(|b| !String::from_utf8_lossy(b).contains("pinlog-placeholder")));
+
+    let v = Command::new(PINLOG)
+        .arg("verify-log")
+        .arg(site.path("pub"))
+        .arg("--vkey-file")
+        .arg(site.path("log.key.vkey"))
+        .output()
+        .unwrap();
+    assert!(
+        ok(&v).starts_with("log OK: pinlog.local/log, 2 entries"),
+        "{}",
+        text(&v.stdout)
+    );
+}
+
+#[test]
 fn a_server_in_the_sandbox_cannot_reach_the_network() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();

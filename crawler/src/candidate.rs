@@ -3,6 +3,8 @@
 
 use pinlog_core::ServerId;
 
+use crate::start::Start;
+
 /// What runs, or where the server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Launch {
@@ -78,6 +80,8 @@ pub struct Candidate {
     pub found_by: Vec<SourceKind>,
     /// Other names it goes by (its name in the MCP registry), for opt-out matching.
     pub aliases: Vec<String>,
+    /// The arguments and environment it is started with (packages only).
+    pub start: Start,
 }
 
 impl Candidate {
@@ -102,11 +106,14 @@ impl Candidate {
             env: Vec::new(),
             found_by: vec![found_by],
             aliases: Vec::new(),
+            start: Start::default(),
         })
     }
 
     /// Takes in what another source knew about the same server: the first source's way to run
     /// it stands unless it named no version and this one does; environment names are joined.
+    /// How to start it comes from the first source that says, except that a seed line's word
+    /// beats a registry's: the operator wrote it for this crawler.
     pub fn merge(&mut self, other: Candidate) {
         debug_assert_eq!(self.id, other.id);
         let pinned = |l: &Launch| match l {
@@ -115,6 +122,11 @@ impl Candidate {
         };
         if !pinned(&self.launch) && pinned(&other.launch) {
             self.launch = other.launch;
+        }
+        if !other.start.is_empty()
+            && (self.start.is_empty() || other.found_by.contains(&SourceKind::Seeds))
+        {
+            self.start = other.start;
         }
         for var in other.env {
             if !self.env.iter().any(|v| v.name == var.name) {
@@ -190,5 +202,34 @@ mod tests {
         );
         assert_eq!(merged.found_by, [SourceKind::Npm, SourceKind::Registry]);
         assert_eq!(merged.env.len(), 1);
+    }
+
+    #[test]
+    fn a_seed_lines_start_beats_the_registrys_and_an_empty_one_replaces_nothing() {
+        let c = |source| {
+            Candidate::new(
+                Launch::Npm {
+                    name: "x".into(),
+                    version: None,
+                },
+                source,
+            )
+            .unwrap()
+        };
+        let with = |source, arg: &str| {
+            let mut k = c(source);
+            k.start
+                .positional(crate::start::Given::Text(arg.into()))
+                .unwrap();
+            k
+        };
+        let mut m = with(SourceKind::Registry, "from-registry");
+        m.merge(c(SourceKind::Npm));
+        assert_eq!(m.start.args(), ["from-registry"]);
+        m.merge(with(SourceKind::Seeds, "from-seed"));
+        assert_eq!(m.start.args(), ["from-seed"]);
+        let mut m = c(SourceKind::Npm);
+        m.merge(with(SourceKind::Registry, "from-registry"));
+        assert_eq!(m.start.args(), ["from-registry"]);
     }
 }

@@ -20,3 +20,4 @@ pub mod run;
 pub mod sandbox;
 pub mod schedule;
 mod seccomp;
+pub mod start;

@@ -112,6 +112,10 @@ pub struct Look {
     pub env_wanted: Vec<String>,
     /// Variables filled with the placeholder for the look that succeeded.
     pub env_placeholders: Vec<String>,
+    /// Variables given real values (a seed's or the registry's), names only.
+    pub env_supplied: Vec<String>,
+    /// Arguments filled with a placeholder, by name or `$position`.
+    pub arg_placeholders: Vec<String>,
     /// The caps the server ran under, when it ran in the sandbox.
     pub caps: Option<InForce>,
     /// How the package came to be there, with an install cache.
@@ -129,6 +133,8 @@ impl Look {
             transport: "stdio",
             env_wanted: Vec::new(),
             env_placeholders: Vec::new(),
+            env_supplied: Vec::new(),
+            arg_placeholders: Vec::new(),
             caps: None,
             install: None,
             took: Duration::ZERO,
@@ -265,7 +271,19 @@ impl Looker {
             });
         }
 
-        let first = self.run(isolation, &installed, &[], &home, group.as_ref());
+        // Started as its registry entry or seed line says, from the first run.
+        let start = &c.start;
+        let given = start.env_values();
+        (look.env_supplied, look.env_placeholders) = start.env_names();
+        look.arg_placeholders = start.arg_placeholders().to_vec();
+        let first = self.run(
+            isolation,
+            &installed,
+            start.args(),
+            &given,
+            &home,
+            group.as_ref(),
+        );
         capped(group.as_ref(), first.exit, &self.limits)?;
         let stderr = first.stderr.kept.clone();
         let err = match first.outcome {
@@ -274,11 +292,13 @@ impl Looker {
         };
         // Only a server that stopped on its own may have stopped for want of a variable.
         let stopped = matches!(err, pinlog_mcp::error::WireError::Closed(_));
-        let wanted = if stopped {
+        let mut wanted = if stopped {
             env_needs::wanted(&c.env, &stderr)
         } else {
             Vec::new()
         };
+        // What it was already given, it still lacked for another reason.
+        wanted.retain(|n| !given.iter().any(|(g, _)| g == n));
         look.env_wanted = wanted.clone();
         if wanted.is_empty() {
             let mut f = exit_failure(&err, first.exit);
@@ -293,15 +313,21 @@ impl Looker {
             ));
         }
         // One retry, every wanted credential filled with the same harmless placeholder.
-        let env: Vec<(String, String)> = wanted
-            .iter()
-            .map(|n| (n.clone(), PLACEHOLDER.to_string()))
-            .collect();
-        let second = self.run(isolation, &installed, &env, &home, group.as_ref());
+        let mut env = given.clone();
+        env.extend(wanted.iter().map(|n| (n.clone(), PLACEHOLDER.to_string())));
+        let second = self.run(
+            isolation,
+            &installed,
+            start.args(),
+            &env,
+            &home,
+            group.as_ref(),
+        );
         capped(group.as_ref(), second.exit, &self.limits)?;
         match second.outcome {
             Ok(s) => {
-                look.env_placeholders = wanted;
+                look.env_placeholders.extend(wanted);
+                look.env_placeholders.sort();
                 complete(s)
             }
             Err(e) => Err(LookFailure::new(
@@ -430,17 +456,22 @@ impl Looker {
         }
     }
 
+    /// Runs the installed program with `args` after it (an argument vector: no shell reads
+    /// them) and `env`, and reads its surface.
     fn run(
         &self,
         isolation: &Isolation,
         installed: &Installed,
+        args: &[String],
         env: &[(String, String)],
         home: &Path,
         group: Option<&Group>,
     ) -> probe::ProbeReport {
         let confine = Confinement::new(&self.limits, group).prefix(&self.sandbox_exec);
+        let mut argv = installed.argv.clone();
+        argv.extend(args.iter().map(Into::into));
         let launch = isolation.launch(
-            &installed.argv,
+            &argv,
             &installed.binds,
             env,
             home,

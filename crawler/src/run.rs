@@ -398,8 +398,9 @@ fn settle(
                                 _ => "ssrf-guard",
                             }
                             .to_string(),
-                            env_supplied: Vec::new(),
+                            env_supplied: look.env_supplied.clone(),
                             env_placeholders: look.env_placeholders.clone(),
+                            arg_placeholders: look.arg_placeholders.clone(),
                         },
                     };
                     let appended = computed.map(|_| {

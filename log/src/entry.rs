@@ -37,6 +37,10 @@ pub struct Probe {
     pub sandbox: String,
     pub env_supplied: Vec<String>,
     pub env_placeholders: Vec<String>,
+    /// Command-line arguments filled with placeholder values: an option by its name (`--token`),
+    /// a positional argument by its position (`$2`). Written only when there is one, so an entry
+    /// made before arguments were recorded reads back unchanged.
+    pub arg_placeholders: Vec<String>,
 }
 
 /// One log entry.
@@ -95,6 +99,18 @@ const FIELDS: [&str; 11] = [
     "v",
 ];
 const PROBE_FIELDS: [&str; 8] = [
+    "crawler",
+    "env_placeholders",
+    "env_supplied",
+    "package_version",
+    "protocol_asked",
+    "protocol_negotiated",
+    "sandbox",
+    "transport",
+];
+/// `probe` with its optional member, which sorts first.
+const PROBE_FIELDS_WITH_ARGS: [&str; 9] = [
+    "arg_placeholders",
     "crawler",
     "env_placeholders",
     "env_supplied",
@@ -164,7 +180,13 @@ impl Entry {
             None => o.extend_from_slice(b"null"),
         }
         let p = &self.probe;
-        o.extend_from_slice(b",\"probe\":{\"crawler\":");
+        o.extend_from_slice(b",\"probe\":{");
+        if !p.arg_placeholders.is_empty() {
+            o.extend_from_slice(b"\"arg_placeholders\":");
+            list(&mut o, &p.arg_placeholders);
+            o.push(b',');
+        }
+        o.extend_from_slice(b"\"crawler\":");
         s(&mut o, &p.crawler);
         o.extend_from_slice(b",\"env_placeholders\":");
         list(&mut o, &p.env_placeholders);
@@ -297,6 +319,7 @@ impl Entry {
         let p = &self.probe;
         sorted_tokens("probe.env_supplied", &p.env_supplied, is_env_name)?;
         sorted_tokens("probe.env_placeholders", &p.env_placeholders, is_env_name)?;
+        sorted_tokens("probe.arg_placeholders", &p.arg_placeholders, is_arg_token)?;
         if let Some(both) = p
             .env_supplied
             .iter()
@@ -333,6 +356,23 @@ fn is_label(s: &str) -> bool {
         && s.len() <= 64
         && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// An option's name (`-` or `--`, a letter or digit, then letters, digits and `._-`), or `$` and
+/// a position from 1 to 999 without a leading zero; at most 128 bytes.
+fn is_arg_token(s: &str) -> bool {
+    if let Some(n) = s.strip_prefix('$') {
+        return (1..=3).contains(&n.len())
+            && !n.starts_with('0')
+            && n.bytes().all(|b| b.is_ascii_digit());
+    }
+    let body = s.strip_prefix("--").or_else(|| s.strip_prefix('-'));
+    s.len() <= 128
+        && body.is_some_and(|b| {
+            b.bytes().next().is_some_and(|c| c.is_ascii_alphanumeric())
+                && b.bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+        })
 }
 
 fn is_env_name(s: &str) -> bool {
@@ -475,9 +515,25 @@ fn from_value(v: &Value<'_>) -> Result<Entry, EntryError> {
             })
         }
     };
-    let po = members(probe, "probe", &PROBE_FIELDS)?;
+    // `arg_placeholders` is there only when it says something: an empty one is a second
+    // spelling of its absence, and one entry has one spelling.
+    let (po, arg_placeholders) = match probe.as_object().and_then(|o| o.get("arg_placeholders")) {
+        None => (members(probe, "probe", &PROBE_FIELDS)?, Vec::new()),
+        Some(a) => {
+            let po = members(probe, "probe", &PROBE_FIELDS_WITH_ARGS)?;
+            let args = strings(a, "probe.arg_placeholders")?;
+            if args.is_empty() {
+                return Err(EntryError::new(
+                    "entry-field",
+                    "probe.arg_placeholders is left out when no argument was a placeholder; \
+                     it is never empty",
+                ));
+            }
+            (po, args)
+        }
+    };
     let [crawler, env_placeholders, env_supplied, package_version, protocol_asked, protocol_negotiated, sandbox, transport] =
-        fields(po, &PROBE_FIELDS);
+        PROBE_FIELDS.map(|k| po.get(k).expect("members() checked every name is present"));
     let probe = Probe {
         crawler: string(crawler, "probe.crawler")?.to_string(),
         package_version: match package_version {
@@ -490,6 +546,7 @@ fn from_value(v: &Value<'_>) -> Result<Entry, EntryError> {
         sandbox: string(sandbox, "probe.sandbox")?.to_string(),
         env_supplied: strings(env_supplied, "probe.env_supplied")?,
         env_placeholders: strings(env_placeholders, "probe.env_placeholders")?,
+        arg_placeholders,
     };
     Ok(Entry {
         observed_at: Timestamp::parse(string(observed_at, "observed_at")?)

@@ -59,6 +59,7 @@ mod tests {
             sandbox: "ssrf-guard".into(),
             env_supplied: vec![],
             env_placeholders: vec![],
+            arg_placeholders: vec![],
         }
     }
 

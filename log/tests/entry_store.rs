@@ -297,3 +297,48 @@ fn only_a_pinlog_store_for_this_log_opens() {
     std::fs::write(tmp.path().join("junk.db"), b"not sqlite at all").unwrap();
     assert!(Store::open(&tmp.path().join("junk.db")).is_err());
 }
+
+/// Entry 1 of docs/SPEC-log.md section 4.5, as written before arguments were recorded.
+const SPEC_EXAMPLE: &str = r#"{"blob":"sha256:8096ead5547b6717aab369438d4b3e2243164e6f87eeaf328430433b582551e7","instructions":null,"labels":["new-server"],"observed_at":"2026-01-01T00:00:00Z","previous":null,"probe":{"crawler":"pinlog/0.1.0","env_placeholders":[],"env_supplied":[],"package_version":"1.0.0","protocol_asked":"2025-06-18","protocol_negotiated":"2025-06-18","sandbox":"bubblewrap","transport":"stdio"},"prompts":"sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855","server":"npm:@bench/server-1","surface":"sha256:2f6d7a0ee62b6d68330340eedbeb9a129ee51cef669639e2cd8eaa6d37a8d4e8","tools":"sha256:2b7869f47eaec7c044ac4df3fe10c57432dfaab330d5fc1d092a0ca4aa73919d","v":1}"#;
+
+#[test]
+fn an_entry_without_argument_placeholders_reads_and_writes_as_before() {
+    let e = Entry::read(SPEC_EXAMPLE.as_bytes()).unwrap();
+    assert!(e.probe.arg_placeholders.is_empty());
+    assert_eq!(e.to_bytes().unwrap(), SPEC_EXAMPLE.as_bytes());
+}
+
+#[test]
+fn argument_placeholders_are_recorded_only_when_there_are_some() {
+    let mut v: Value = serde_json::from_str(SPEC_EXAMPLE).unwrap();
+    v["probe"]["arg_placeholders"] = json!(["$2", "--access-token"]);
+    let written = bytes(&v);
+    let e = Entry::read(&written).unwrap();
+    assert_eq!(e.probe.arg_placeholders, ["$2", "--access-token"]);
+    assert_eq!(e.to_bytes().unwrap(), written, "one spelling");
+    assert!(std::str::from_utf8(&written)
+        .unwrap()
+        .contains(r#""probe":{"arg_placeholders":["$2","--access-token"],"crawler":"#));
+
+    for (bad, why) in [
+        (json!([]), "empty: the member is left out instead"),
+        (json!(["--b", "--a"]), "unsorted"),
+        (json!(["--a", "--a"]), "repeated"),
+        (json!(["token"]), "no dashes"),
+        (json!(["--a b"]), "a space"),
+        (json!(["--a=pinlog-placeholder"]), "a value"),
+        (json!(["$0"]), "position 0"),
+        (json!(["$01"]), "a leading zero"),
+        (json!(["$1000"]), "past 999"),
+        (json!("--a"), "not an array"),
+        (json!([7]), "not a string"),
+    ] {
+        let mut v: Value = serde_json::from_str(SPEC_EXAMPLE).unwrap();
+        v["probe"]["arg_placeholders"] = bad;
+        assert_eq!(rule(&v), "entry-field", "{why}");
+    }
+    let mut v: Value = serde_json::from_str(SPEC_EXAMPLE).unwrap();
+    v["probe"]["arg_placeholders"] = json!([]);
+    let err = Entry::read(&bytes(&v)).unwrap_err();
+    assert!(err.detail.contains("never empty"), "{err}");
+}

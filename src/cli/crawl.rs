@@ -40,7 +40,8 @@ pub struct CrawlArgs {
     /// A discovery source to ask (repeat for several; default: all of them)
     #[arg(long = "source", value_name = "SOURCE", value_parser = ["registry", "npm", "github", "seeds"])]
     pub sources: Vec<String>,
-    /// The seed file: `npm:<pkg>[@ver]`, `pypi:<pkg>[==ver]`, `oci:<image>@sha256:…`, `remote:<url>`
+    /// The seed file: `npm:<pkg>[@ver]`, `pypi:<pkg>[==ver]`, `oci:<image>@sha256:…`, `remote:<url>`;
+    /// a package's line may add `env=NAME[=VALUE]`… and `-- ARG…` (docs/OPERATIONS.md)
     #[arg(long, value_name = "FILE", default_value = "data/seeds.txt")]
     pub seeds: PathBuf,
     /// The opt-out list, applied before any probe (a missing or unreadable list stops the run)

@@ -29,6 +29,7 @@ pub fn probe() -> Probe {
         sandbox: "bubblewrap".into(),
         env_supplied: vec![],
         env_placeholders: vec![],
+        arg_placeholders: vec![],
     }
 }
 
