@@ -218,3 +218,50 @@ fn the_cache_stays_within_its_bound_and_can_be_turned_off() {
     assert_eq!(installs(&bare, "npm:pinlog-fixture-a"), ["-"]);
     assert!(!bare.path("install-cache").exists());
 }
+
+#[test]
+fn a_package_refused_for_its_size_is_not_downloaded_again_under_the_same_caps() {
+    let site = Site::new(PINLOG);
+    // 64 MiB of zeros: a small tarball that unpacks eight times past the cap below.
+    site.package("pinlog-fixture-huge", "1.0.0", serde_json::json!({}));
+    std::fs::write(
+        site.path("packages/pinlog-fixture-huge-1.0.0/zeros.bin"),
+        vec![0u8; 64 << 20],
+    )
+    .unwrap();
+    site.seeds(&["npm:pinlog-fixture-huge"]);
+    let reg = site.registries(None, None);
+    let capped = [
+        "--source",
+        "seeds",
+        "--relook",
+        "--max-unpacked-bytes",
+        "8388608",
+    ];
+    ok(&site.crawl(&reg, &capped));
+    let fetched = downloads(&site);
+    ok(&site.crawl(&reg, &capped));
+    assert_eq!(
+        site.sql::<String>("SELECT outcome FROM crawl_looks ORDER BY rowid"),
+        ["package-too-large", "package-too-large"]
+    );
+    let seen = installs(&site, "npm:pinlog-fixture-huge");
+    assert_eq!(seen[0], "-");
+    assert!(seen[1].starts_with("refused before: 20"), "{seen:?}");
+    assert_eq!(
+        downloads(&site),
+        fetched,
+        "refused bytes are not downloaded again"
+    );
+    let detail = site.sql::<String>("SELECT detail FROM crawl_looks ORDER BY rowid");
+    assert!(
+        detail[1].contains("unpacks past the cap of 8388608 bytes")
+            && detail[1].contains("as on 20"),
+        "{detail:?}"
+    );
+
+    // Under larger caps the package is installed, read and kept.
+    ok(&site.crawl(&reg, &["--source", "seeds", "--relook"]));
+    assert_eq!(site.outcome("npm:pinlog-fixture-huge"), "new");
+    assert_eq!(installs(&site, "npm:pinlog-fixture-huge")[2], "installed");
+}

@@ -73,6 +73,8 @@ pub enum Install {
     Reinstalled(String),
     /// Installed for this look only, and why it is not kept.
     NotKept(String),
+    /// Not installed: the same bytes under the same caps were refused for their size then.
+    RefusedBefore(String),
 }
 
 impl std::fmt::Display for Install {
@@ -82,6 +84,7 @@ impl std::fmt::Display for Install {
             Install::Installed => f.write_str("installed"),
             Install::Reinstalled(why) => write!(f, "reinstalled: {why}"),
             Install::NotKept(why) => write!(f, "not kept: {why}"),
+            Install::RefusedBefore(at) => write!(f, "refused before: {at}"),
         }
     }
 }
@@ -381,6 +384,19 @@ impl Looker {
             name: name.clone(),
             version: published.version.clone(),
         };
+        // The size refusal depends on the bytes and on these caps alone.
+        let caps = format!("{}/{}", self.limits.unpacked_bytes, self.limits.file_bytes);
+        if let Some(r) = kept.cache.refused(&key, &published, &caps) {
+            look.install = Some(Install::RefusedBefore(r.refused.clone()));
+            let message = format!("as on {}: {}", r.refused, r.reason);
+            return (
+                Err(InstallError {
+                    message,
+                    too_large: true,
+                }),
+                Held::Scratch,
+            );
+        }
         // An install under way for the same package is waited for, as long as an install may take.
         let wait = tools.timeout + Duration::from_secs(30);
         let (reservation, stale) = match kept.cache.take(&key, &published, wait) {
@@ -407,12 +423,15 @@ impl Looker {
         let installed = match install_into(reservation.dir(), Some(&published.version)) {
             Ok(i) => i,
             Err(e) => {
+                if e.too_large {
+                    kept.cache.refuse(&key, &published, &caps, &e.message);
+                }
                 return (
                     Err(e),
                     Held::Fresh {
                         _reservation: reservation,
                     },
-                )
+                );
             }
         };
         let digest = installed

@@ -26,7 +26,8 @@ pub struct LookRow {
     /// The caps a sandboxed server ran under (docs/OPERATIONS.md, "Caps").
     pub caps: Option<String>,
     /// How the package came to be there with an install cache: `kept`, `installed`,
-    /// `reinstalled: <why>` or `not kept: <why>` (docs/OPERATIONS.md, "The install cache").
+    /// `reinstalled: <why>`, `not kept: <why>` or `refused before: <time>` (docs/OPERATIONS.md,
+    /// "The install cache").
     pub install: Option<String>,
 }
 

@@ -10,15 +10,18 @@
 //! DIR/locks/e-<entry>    shared while a look uses the tree; exclusive while it is installed
 //!                        or removed
 //! DIR/lock               held while entries are swept or evicted
+//! DIR/refused/<key>      an install refused for the package's size (refusal.rs)
 //! ```
 //!
 //! A tree is checked against its record's digest before each use; one that changed on disk is
 //! thrown away and installed again. The total size is bounded: the least recently used entries
 //! no look holds are removed first. An entry older than the cache's age limit is installed
-//! again, so that dependencies published since its install are looked at too.
+//! again, so that dependencies published since its install are looked at too. An install refused
+//! for the package's size is remembered, for the same digests and caps and as long as an entry.
 
 mod lock;
 pub mod record;
+pub mod refusal;
 #[cfg(test)]
 mod tests;
 pub mod tree;
@@ -35,6 +38,7 @@ use pinlog_core::Digest;
 use crate::install::published::Published;
 use lock::Mode;
 pub use record::Record;
+pub use refusal::Refusal;
 
 /// The cache at a directory, with its bounds.
 #[derive(Debug, Clone)]
@@ -141,7 +145,7 @@ pub struct Reservation {
 impl Cache {
     /// The cache at `root`, made if missing; what a crashed look left behind is removed.
     pub fn open(root: &Path, max_bytes: u64, max_age: Duration) -> io::Result<Cache> {
-        for sub in ["entries", "index", "locks"] {
+        for sub in ["entries", "index", "locks", "refused"] {
             std::fs::create_dir_all(root.join(sub))?;
         }
         // Absolute and without links: installers and servers see the trees at these paths from
@@ -204,6 +208,56 @@ impl Cache {
             },
             stale,
         ))
+    }
+
+    /// The refusal kept for `key`, if the registry still gives the digests it was refused with,
+    /// under the same `caps`, and it is not older than an entry may be.
+    pub fn refused(&self, key: &Key, published: &Published, caps: &str) -> Option<Refusal> {
+        let path = self.root.join("refused").join(key.id());
+        let bytes = read_bounded(&path, 64 << 10).ok()?;
+        let mut digests = published.digests.clone();
+        digests.sort();
+        let kept = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(Refusal::parse)
+            .filter(|r| {
+                r.registry == key.registry
+                    && r.source == key.source
+                    && r.name == key.name
+                    && r.version == key.version
+                    && r.digests == digests
+                    && r.caps == caps
+                    && r.age(SystemTime::now()) <= self.max_age
+            });
+        if kept.is_none() {
+            let _ = std::fs::remove_file(&path);
+        }
+        kept
+    }
+
+    /// Remembers that installing `key`, as `published`, under `caps` was refused for the
+    /// package's size. Housekeeping: a refusal that cannot be written is installed again later.
+    pub fn refuse(&self, key: &Key, published: &Published, caps: &str, reason: &str) {
+        let mut digests = published.digests.clone();
+        digests.sort();
+        let r = Refusal {
+            registry: key.registry.to_string(),
+            source: key.source.clone(),
+            name: key.name.clone(),
+            version: key.version.clone(),
+            digests,
+            caps: caps.to_string(),
+            refused: pinlog_core::clock::now(),
+            reason: refusal::one_line(reason),
+        };
+        // Every value but the reason was checked as a key or a registry digest; one with a
+        // space or a line break would not read back, so it is not written.
+        if Refusal::parse(&r.to_text()).as_ref() == Some(&r) {
+            let _ = write_atomic(
+                &self.root.join("refused").join(key.id()),
+                r.to_text().as_bytes(),
+            );
+        }
     }
 
     /// `record`'s tree leased, if it is what `published` names and what was sealed.
