@@ -80,13 +80,17 @@ import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 run = c.execute('SELECT max(id) FROM crawl_runs').fetchone()[0]
 rows = c.execute('SELECT coalesce(install, \"-\") FROM crawl_looks WHERE run = ?', (run,)).fetchall()
-print(sum(1 for (i,) in rows if i == 'kept'), len(rows))" "$out/cached.db")
+kinds = {}
+for (i,) in rows:
+    kind = i.split(':')[0]
+    kinds[kind] = kinds.get(kind, 0) + 1
+print(', '.join(f'{n} {k}' for k, n in sorted(kinds.items())))" "$out/cached.db")
 
 echo "crawl of $n servers ($mode), --concurrency 2, each with --relook"
 printf '  %-9s %8s ms wall, look median %6s ms, max %6s ms, %s ok\n' \
   uncached "$u_wall" "$u_med" "$u_max" "$u_ok" cold "$c_wall" "$c_med" "$c_max" "$c_ok" \
   warm "$w_wall" "$w_med" "$w_max" "$w_ok"
-echo "  warm run: $kept looks ran a kept tree (the others are not packages, or not kept)"
+echo "  warm run's installs: $kept (- for no package, or an install that failed)"
 # Runs that did not read the same servers are not compared.
 if [ "$u_ok" != "$w_ok" ] || [ "$c_ok" != "$w_ok" ]; then
   echo "the runs read different numbers of servers; see $out/*.err" >&2
