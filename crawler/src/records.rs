@@ -25,6 +25,8 @@ pub struct LookRow {
     pub took_ms: u64,
     /// The caps a sandboxed server ran under (docs/OPERATIONS.md, "Caps").
     pub caps: Option<String>,
+    /// The queue's id of the look (docs/OPERATIONS.md, "Workers"): a look is recorded once.
+    pub look_id: Option<String>,
 }
 
 pub struct Records {
@@ -66,6 +68,20 @@ impl Records {
         if !has_caps {
             conn.execute("ALTER TABLE crawl_looks ADD COLUMN caps TEXT", [])?;
         }
+        // Likewise for the queue's look ids. Unique: a result delivered twice, or applied again
+        // after a crash, cannot make a second row.
+        let has_look_id: bool = conn.query_row(
+            "SELECT count(*) FROM pragma_table_info('crawl_looks') WHERE name = 'look_id'",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has_look_id {
+            conn.execute("ALTER TABLE crawl_looks ADD COLUMN look_id TEXT", [])?;
+        }
+        conn.execute(
+            "CREATE UNIQUE INDEX IF NOT EXISTS crawl_looks_by_look_id ON crawl_looks (look_id)",
+            [],
+        )?;
         Ok(Records { conn })
     }
 
@@ -87,8 +103,9 @@ impl Records {
     pub fn record(&mut self, row: &LookRow) -> Result<(), rusqlite::Error> {
         self.conn.execute(
             "INSERT INTO crawl_looks (run, server, at, outcome, exit_code, detail, version,
-                                      registry_digest, env_wanted, entry_index, took_ms, caps)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                      registry_digest, env_wanted, entry_index, took_ms, caps,
+                                      look_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 row.run,
                 row.server,
@@ -101,9 +118,32 @@ impl Records {
                 row.env_wanted,
                 row.entry_index.map(|i| i as i64),
                 row.took_ms as i64,
-                row.caps
+                row.caps,
+                row.look_id
             ],
         )?;
         Ok(())
+    }
+
+    /// Whether the look with this queue id is recorded already.
+    pub fn has_look(&self, look_id: &str) -> Result<bool, rusqlite::Error> {
+        self.conn.query_row(
+            "SELECT count(*) FROM crawl_looks WHERE look_id = ?1",
+            [look_id],
+            |r| r.get(0),
+        )
+    }
+
+    /// The outcomes of a run's looks (opt-outs aside), as its summary counts them: a run a
+    /// coordinator resumed after a restart is summed from what it recorded.
+    pub fn outcomes(&self, run: i64) -> Result<Vec<(String, Option<u64>)>, rusqlite::Error> {
+        let mut stmt = self.conn.prepare(
+            "SELECT outcome, entry_index FROM crawl_looks WHERE run = ?1 AND outcome != 'opt-out'
+             ORDER BY rowid",
+        )?;
+        let rows = stmt.query_map([run], |r| {
+            Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.map(|i| i as u64)))
+        })?;
+        rows.collect()
     }
 }
