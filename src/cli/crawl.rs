@@ -1,5 +1,7 @@
 //! `pinlog crawl`: one run (or a daemon of runs) of the crawler, with a progress bar on a
-//! terminal and one log line per server otherwise, then the run's summary.
+//! terminal and one log line per server otherwise, then the run's summary; with `--queue`, the
+//! run's coordinator. `pinlog crawl-worker`: a worker of a coordinator's queue, whose looker is
+//! built from the same flags, by the same code, as the crawl's.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use async_nats::jetstream::consumer::PullConsumer;
+use async_nats::jetstream::stream::RawMessageErrorKind;
 use async_nats::jetstream::Message;
 use futures_util::StreamExt;
 use pinlog_core::json::{self, Limits};
@@ -145,8 +146,9 @@ pub fn coordinate(c: &Coordinator, observer: &mut dyn Observer) -> Result<Summar
             match take(&undelivered, 16, Duration::ZERO).await {
                 Ok(messages) => {
                     for m in messages {
-                        app.undelivered(&link, &m, c.queue.max_deliver).await?;
-                        acked(&m, app.observer).await;
+                        if app.undelivered(&link, &m, c.queue.max_deliver).await? {
+                            acked(&m, app.observer).await;
+                        }
                     }
                 }
                 Err(e) => app.pause(&e).await,
@@ -216,23 +218,29 @@ impl Applier<'_> {
         self.settle(run, &job.candidate, found, &conditions, &look)
     }
 
-    /// A job JetStream stopped delivering: recorded as `worker-gave-up`, and removed.
+    /// A job JetStream stopped delivering: recorded as `worker-gave-up`, and removed. Whether
+    /// the advisory is done with: one met with a queue error is left to come back.
     async fn undelivered(
         &mut self,
         link: &Link,
         m: &Message,
         max_deliver: u32,
-    ) -> Result<(), CrawlError> {
+    ) -> Result<bool, CrawlError> {
         let Some(seq) = advisory_sequence(&m.payload) else {
             self.observer
                 .note("an advisory of the undelivered stream did not read; passed over");
-            return Ok(());
+            return Ok(true);
         };
-        let jobs = bounded("cannot open the jobs stream", link.js.get_stream(JOBS)).await?;
-        let raw = match bounded("", jobs.get_raw_message(seq)).await {
-            Ok(raw) => raw,
-            // Deleted already: recorded before a restart, or a job nobody planned.
-            Err(_) => return Ok(()),
+        let jobs = match bounded("cannot open the jobs stream", link.js.get_stream(JOBS)).await {
+            Ok(j) => j,
+            Err(e) => return self.later(&e),
+        };
+        let raw = match tokio::time::timeout(super::CALL_TIMEOUT, jobs.get_raw_message(seq)).await {
+            Ok(Ok(raw)) => raw,
+            // Removed already: recorded before a restart.
+            Ok(Err(e)) if e.kind() == RawMessageErrorKind::NoMessageFound => return Ok(true),
+            Ok(Err(e)) => return self.later(&super::failed("cannot read an undelivered job", e)),
+            Err(_) => return self.later(&QueueError("no answer for an undelivered job".into())),
         };
         if let Some(look) = look_of(Some(&raw.headers)) {
             if let Some((run, job)) = self.ledger.job(&look)? {
@@ -254,8 +262,18 @@ impl Applier<'_> {
                 }
             }
         }
-        bounded("cannot remove an undelivered job", jobs.delete_message(seq)).await?;
-        Ok(())
+        // Recorded (or nobody's): a second reading of this advisory finds it recorded.
+        match bounded("cannot remove an undelivered job", jobs.delete_message(seq)).await {
+            Ok(_) => Ok(true),
+            Err(e) => self.later(&e),
+        }
+    }
+
+    /// A queue error met while applying a message: said, and the message left to come back.
+    fn later(&mut self, e: &QueueError) -> Result<bool, CrawlError> {
+        self.observer
+            .note(&format!("{e}; the message will be read again"));
+        Ok(false)
     }
 
     /// The run's deadline passed: its outstanding looks are recorded as `no-result`, and their
@@ -277,8 +295,14 @@ impl Applier<'_> {
                 &job.look,
             )?;
         }
-        let jobs = bounded("cannot open the jobs stream", link.js.get_stream(JOBS)).await?;
-        bounded("cannot withdraw the jobs", jobs.purge().into_future()).await?;
+        // Recorded already: a purge that fails leaves jobs whose results will be passed over.
+        let purged = async {
+            let jobs = bounded("cannot open the jobs stream", link.js.get_stream(JOBS)).await?;
+            bounded("cannot withdraw the jobs", jobs.purge().into_future()).await
+        };
+        if let Err(e) = purged.await {
+            self.observer.note(&e.to_string());
+        }
         Ok(())
     }
 
