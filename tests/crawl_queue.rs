@@ -581,3 +581,44 @@ fn a_malformed_or_oversized_result_is_refused_with_its_reason_and_never_appended
     let v = verified(&site);
     assert!(v.starts_with("log OK: pinlog.local/log, 0 entries"), "{v}");
 }
+
+#[test]
+fn a_queue_that_is_not_nats_host_port_is_a_usage_error_and_one_out_of_reach_unreadable() {
+    for args in [
+        vec!["crawl", "--queue", "http://127.0.0.1:4222"],
+        vec!["crawl", "--queue", "nats://127.0.0.1"],
+        vec![
+            "crawl",
+            "--queue",
+            "nats://127.0.0.1:4222",
+            "--concurrency",
+            "4",
+        ],
+        vec![
+            "crawl-worker",
+            "--queue",
+            "nats://user:secret@127.0.0.1:4222",
+        ],
+        vec!["crawl", "--max-deliver", "2"],
+    ] {
+        let o = Command::new(PINLOG).args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(PINLOG)
+        .args([
+            "crawl-worker",
+            "--queue",
+            &format!("nats://127.0.0.1:{}", free_port()),
+        ])
+        .arg("--work")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cannot connect to nats://127.0.0.1:"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
