@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 use pinlog_gate::commands as gate;
 
 use crate::cli::canon::CanonArgs;
-use crate::cli::crawl::{CrawlArgs, SandboxExecArgs};
+use crate::cli::crawl::{CrawlArgs, CrawlWorkerArgs, SandboxExecArgs};
 use crate::cli::digest::DigestArgs;
 use crate::cli::export::ExportArgs;
 use crate::cli::log::LogCommand;
@@ -173,6 +173,13 @@ enum Command {
     /// the log is published and signed afterwards; with --schedule it runs as a daemon. See
     /// docs/OPERATIONS.md.
     Crawl(Box<CrawlArgs>),
+    /// Take looks from a crawl coordinator's queue (`crawl --queue`) and report what each found
+    ///
+    /// Connects to the NATS JetStream server at --queue, takes one job per look, installs and
+    /// runs each server exactly as `crawl` does (bubblewrap, caps, the SSRF guard), and puts the
+    /// result on the results stream, for the coordinator to apply. Holds no store and no key.
+    /// Runs until stopped; any number may run, on any machines. See docs/OPERATIONS.md.
+    CrawlWorker(Box<CrawlWorkerArgs>),
     /// Run a command in a look's cgroups with its rlimits (the crawler's own use)
     #[command(hide = true)]
     SandboxExec(SandboxExecArgs),
@@ -289,6 +296,7 @@ fn main() -> ExitCode {
         Command::Probe(args) => (Render { ascii: false }, cli::probe::run(args)),
         Command::Export(args) => (Render { ascii: false }, cli::export::run(args)),
         Command::Crawl(args) => (Render { ascii: false }, cli::crawl::run(*args)),
+        Command::CrawlWorker(args) => (Render { ascii: false }, cli::crawl::worker(*args)),
         Command::SandboxExec(args) => return ExitCode::from(cli::crawl::sandbox_exec(args)),
         Command::Site(SiteCommand::Build(args)) => {
             (Render { ascii: false }, cli::site::build(args))

@@ -14,6 +14,7 @@ pub mod look;
 pub mod names;
 pub mod optout;
 pub mod outcome;
+pub mod queue;
 pub mod records;
 pub mod registry_check;
 pub mod run;

@@ -77,6 +77,25 @@ pub enum Install {
     RefusedBefore(String),
 }
 
+impl Install {
+    /// The text [`Install`]'s `Display` writes, read back.
+    pub fn parse(s: &str) -> Option<Install> {
+        match s {
+            "kept" => return Some(Install::Kept),
+            "installed" => return Some(Install::Installed),
+            _ => {}
+        }
+        let (kind, rest) = s.split_once(": ")?;
+        let rest = rest.to_string();
+        match kind {
+            "reinstalled" => Some(Install::Reinstalled(rest)),
+            "not kept" => Some(Install::NotKept(rest)),
+            "refused before" => Some(Install::RefusedBefore(rest)),
+            _ => None,
+        }
+    }
+}
+
 impl std::fmt::Display for Install {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

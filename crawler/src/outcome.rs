@@ -33,6 +33,9 @@ pub enum Reason {
     ProcessCap,
     CpuCap,
     PackageTooLarge,
+    WorkerGaveUp,
+    ResultRefused,
+    NoResult,
 }
 
 impl Reason {
@@ -62,7 +65,55 @@ impl Reason {
             Reason::ProcessCap => "process-cap",
             Reason::CpuCap => "cpu-cap",
             Reason::PackageTooLarge => "package-too-large",
+            Reason::WorkerGaveUp => "worker-gave-up",
+            Reason::ResultRefused => "result-refused",
+            Reason::NoResult => "no-result",
         }
+    }
+
+    /// Every reason, in the order declared.
+    pub const ALL: [Reason; 27] = [
+        Reason::OptOut,
+        Reason::SandboxUnavailable,
+        Reason::Unsupported,
+        Reason::InstallFailed,
+        Reason::NeedsCredentials,
+        Reason::NeedsEnv,
+        Reason::Exited,
+        Reason::Timeout,
+        Reason::Unreachable,
+        Reason::UrlRefused,
+        Reason::HttpStatus,
+        Reason::ErrorAnswer,
+        Reason::MalformedAnswer,
+        Reason::PaginationLoop,
+        Reason::ProtocolError,
+        Reason::TooLarge,
+        Reason::Unstable,
+        Reason::Undecidable,
+        Reason::Refused,
+        Reason::Internal,
+        Reason::MemoryCap,
+        Reason::ProcessCap,
+        Reason::CpuCap,
+        Reason::PackageTooLarge,
+        Reason::WorkerGaveUp,
+        Reason::ResultRefused,
+        Reason::NoResult,
+    ];
+
+    /// The reason a token names.
+    pub fn parse(token: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| r.as_str() == token)
+    }
+
+    /// Whether only the coordinator of a queue records this reason: a look never ends in it, so
+    /// a worker's result that claims it is refused.
+    pub fn coordinator_only(self) -> bool {
+        matches!(
+            self,
+            Reason::OptOut | Reason::WorkerGaveUp | Reason::ResultRefused | Reason::NoResult
+        )
     }
 }
 
@@ -124,5 +175,22 @@ impl fmt::Display for LookFailure {
             Some(code) => write!(f, "{} {code}: {}", self.reason, self.detail),
             None => write!(f, "{}: {}", self.reason, self.detail),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reason_has_one_token_that_names_it() {
+        let mut tokens: Vec<&str> = Reason::ALL.iter().map(|r| r.as_str()).collect();
+        for r in Reason::ALL {
+            assert_eq!(Reason::parse(r.as_str()), Some(r));
+        }
+        tokens.sort();
+        tokens.dedup();
+        assert_eq!(tokens.len(), Reason::ALL.len());
+        assert_eq!(Reason::parse("new"), None);
     }
 }

@@ -29,6 +29,8 @@ pub struct LookRow {
     /// `reinstalled: <why>`, `not kept: <why>` or `refused before: <time>` (docs/OPERATIONS.md,
     /// "The install cache").
     pub install: Option<String>,
+    /// The queue's id of the look (docs/OPERATIONS.md, "Workers"): a look is recorded once.
+    pub look_id: Option<String>,
 }
 
 pub struct Records {
@@ -61,9 +63,9 @@ impl Records {
                  took_ms INTEGER NOT NULL);
              CREATE INDEX IF NOT EXISTS crawl_looks_by_server ON crawl_looks (server, at);",
         )?;
-        // A store made before looks recorded their caps or installs gains the columns; old rows
+        // A store made before looks recorded their caps, installs or queue ids gains the columns; old rows
         // keep NULL.
-        for column in ["caps", "install"] {
+        for column in ["caps", "install", "look_id"] {
             let has: bool = conn.query_row(
                 "SELECT count(*) FROM pragma_table_info('crawl_looks') WHERE name = ?1",
                 [column],
@@ -76,6 +78,12 @@ impl Records {
                 )?;
             }
         }
+        // The queue's look ids are unique: a result delivered twice, or applied again after a
+        // crash, cannot make a second row.
+        conn.execute(
+            "CREATE UNIQUE INDEX IF NOT EXISTS crawl_looks_by_look_id ON crawl_looks (look_id)",
+            [],
+        )?;
         Ok(Records { conn })
     }
 
@@ -98,8 +106,8 @@ impl Records {
         self.conn.execute(
             "INSERT INTO crawl_looks (run, server, at, outcome, exit_code, detail, version,
                                       registry_digest, env_wanted, entry_index, took_ms, caps,
-                                      install)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                                      install, look_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 row.run,
                 row.server,
@@ -113,9 +121,32 @@ impl Records {
                 row.entry_index.map(|i| i as i64),
                 row.took_ms as i64,
                 row.caps,
-                row.install
+                row.install,
+                row.look_id
             ],
         )?;
         Ok(())
+    }
+
+    /// Whether the look with this queue id is recorded already.
+    pub fn has_look(&self, look_id: &str) -> Result<bool, rusqlite::Error> {
+        self.conn.query_row(
+            "SELECT count(*) FROM crawl_looks WHERE look_id = ?1",
+            [look_id],
+            |r| r.get(0),
+        )
+    }
+
+    /// The outcomes of a run's looks (opt-outs aside), as its summary counts them: a run a
+    /// coordinator resumed after a restart is summed from what it recorded.
+    pub fn outcomes(&self, run: i64) -> Result<Vec<(String, Option<u64>)>, rusqlite::Error> {
+        let mut stmt = self.conn.prepare(
+            "SELECT outcome, entry_index FROM crawl_looks WHERE run = ?1 AND outcome != 'opt-out'
+             ORDER BY rowid",
+        )?;
+        let rows = stmt.query_map([run], |r| {
+            Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.map(|i| i as u64)))
+        })?;
+        rows.collect()
     }
 }

@@ -4,7 +4,7 @@
 //! the servers not yet looked at.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -19,6 +19,7 @@ use crate::discover::{self, Discovery, SourceReport, Sources};
 use crate::look::{Install, Look, Looker};
 use crate::optout::OptOut;
 use crate::outcome::{LookFailure, Reason};
+use crate::queue::QueueError;
 use crate::records::{LookRow, Records};
 use pinlog_log::surface_blob::{self, SurfaceBlob};
 
@@ -91,6 +92,17 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Counts one look's verdict.
+    pub fn count(&mut self, verdict: &Verdict) {
+        self.looked += 1;
+        match verdict {
+            Verdict::New(_) => self.new += 1,
+            Verdict::Changed(_) => self.changed += 1,
+            Verdict::Unchanged => self.unchanged += 1,
+            Verdict::Failed(f) => *self.failed.entry(f.reason.as_str()).or_default() += 1,
+        }
+    }
+
     /// The summary as canonical JSON, as stored in `crawl_runs.summary`.
     pub fn to_json(&self) -> String {
         let mut o = Vec::new();
@@ -142,6 +154,9 @@ pub trait Observer {
     /// Discovery is done; `planned` servers will be looked at.
     fn planned(&mut self, discovery: &Discovery, planned: usize);
     fn looked(&mut self, result: &Reported);
+    /// Something that is not a look: a queued run resumed, a message refused, the queue's
+    /// server out of reach.
+    fn note(&mut self, _line: &str) {}
 }
 
 #[derive(Debug)]
@@ -149,6 +164,7 @@ pub enum CrawlError {
     Store(StoreError),
     Records(rusqlite::Error),
     OptOut(String),
+    Queue(QueueError),
 }
 
 impl std::fmt::Display for CrawlError {
@@ -157,6 +173,7 @@ impl std::fmt::Display for CrawlError {
             CrawlError::Store(e) => e.fmt(f),
             CrawlError::Records(e) => write!(f, "store: {e}"),
             CrawlError::OptOut(m) => f.write_str(m),
+            CrawlError::Queue(e) => e.fmt(f),
         }
     }
 }
@@ -166,6 +183,12 @@ impl std::error::Error for CrawlError {}
 impl From<StoreError> for CrawlError {
     fn from(e: StoreError) -> Self {
         CrawlError::Store(e)
+    }
+}
+
+impl From<QueueError> for CrawlError {
+    fn from(e: QueueError) -> Self {
+        CrawlError::Queue(e)
     }
 }
 
@@ -184,39 +207,56 @@ pub fn open_store(db: &std::path::Path, origin: &str) -> Result<Store, StoreErro
     }
 }
 
-/// Runs one crawl.
-pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlError> {
-    // The opt-out list first: if it cannot be read, nothing may be probed.
-    let optout = match std::fs::read(&c.optout) {
-        Ok(b) => OptOut::parse(&String::from_utf8(b).map_err(|_| {
+/// Reads the opt-out list: a list that is missing or unreadable stops the run before any probe.
+pub fn read_optout(path: &Path) -> Result<OptOut, CrawlError> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(OptOut::parse(&String::from_utf8(b).map_err(|_| {
             CrawlError::OptOut(format!(
                 "{} is not UTF-8; fix it before crawling",
-                c.optout.display()
+                path.display()
             ))
-        })?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(CrawlError::OptOut(format!(
-                "there is no opt-out list at {}; give the project's with --optout (an empty file \
-                 if there is none), so that no server that asked out is probed by mistake",
-                c.optout.display()
-            )))
-        }
-        Err(e) => {
-            return Err(CrawlError::OptOut(format!(
-                "cannot read the opt-out list {}: {e}; nothing is probed without it",
-                c.optout.display()
-            )))
-        }
-    };
-    let mut store = open_store(&c.db, &c.origin)?;
-    let mut records = Records::open(&c.db)?;
-    let mut summary = Summary {
-        started: pinlog_core::clock::now(),
-        ..Summary::default()
-    };
-    summary.run = records.start_run(&summary.started)?;
+        })?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(CrawlError::OptOut(format!(
+            "there is no opt-out list at {}; give the project's with --optout (an empty file \
+             if there is none), so that no server that asked out is probed by mistake",
+            path.display()
+        ))),
+        Err(e) => Err(CrawlError::OptOut(format!(
+            "cannot read the opt-out list {}: {e}; nothing is probed without it",
+            path.display()
+        ))),
+    }
+}
 
-    let discovery = discover::discover(&c.sources);
+/// What a run will look at.
+pub(crate) struct Planned {
+    pub discovery: Discovery,
+    /// In the order they are due.
+    pub servers: Vec<Candidate>,
+}
+
+/// Which of the servers a run may look at it takes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Due {
+    /// At most this many.
+    pub limit: Option<usize>,
+    /// Those looked at within a day too.
+    pub relook: bool,
+}
+
+/// Discovers, records the opted-out, leaves out the servers looked at within a day (unless
+/// `due.relook`), and keeps at most `due.limit` of the rest in the order they are due; counts
+/// each step in `summary`.
+pub(crate) fn plan(
+    sources: &Sources,
+    optout: &OptOut,
+    optout_path: &Path,
+    due: Due,
+    store: &Store,
+    records: &mut Records,
+    summary: &mut Summary,
+) -> Result<Planned, CrawlError> {
+    let discovery = discover::discover(sources);
     summary.candidates = discovery.candidates.len();
     summary.sources = discovery.reports.clone();
 
@@ -231,7 +271,7 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
                 at: pinlog_core::clock::now(),
                 outcome: Reason::OptOut.as_str().into(),
                 exit_code: None,
-                detail: Some(format!("named in {}", c.optout.display())),
+                detail: Some(format!("named in {}", optout_path.display())),
                 version: None,
                 registry_digest: None,
                 env_wanted: None,
@@ -239,22 +279,51 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
                 took_ms: 0,
                 caps: None,
                 install: None,
+                look_id: None,
             })?;
             continue;
         }
         let last = store.liveness(&cand.id)?.and_then(|l| l.last_probe);
-        if !c.relook && last.as_deref().is_some_and(|t| looked_today(t, now)) {
+        if !due.relook && last.as_deref().is_some_and(|t| looked_today(t, now)) {
             summary.recent += 1;
             continue;
         }
         fresh.push((last, cand.clone()));
     }
-    let limit = c.limit.unwrap_or(usize::MAX);
+    let limit = due.limit.unwrap_or(usize::MAX);
     summary.beyond_limit = fresh.len().saturating_sub(limit);
-    let planned = due_order(fresh, limit);
-    observer.planned(&discovery, planned.len());
+    Ok(Planned {
+        servers: due_order(fresh, limit),
+        discovery,
+    })
+}
 
-    let queue = Mutex::new(planned.into_iter().collect::<VecDeque<_>>());
+/// Runs one crawl.
+pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlError> {
+    // The opt-out list first: if it cannot be read, nothing may be probed.
+    let optout = read_optout(&c.optout)?;
+    let mut store = open_store(&c.db, &c.origin)?;
+    let mut records = Records::open(&c.db)?;
+    let mut summary = Summary {
+        started: pinlog_core::clock::now(),
+        ..Summary::default()
+    };
+    summary.run = records.start_run(&summary.started)?;
+    let planned = plan(
+        &c.sources,
+        &optout,
+        &c.optout,
+        Due {
+            limit: c.limit,
+            relook: c.relook,
+        },
+        &store,
+        &mut records,
+        &mut summary,
+    )?;
+    observer.planned(&planned.discovery, planned.servers.len());
+
+    let queue = Mutex::new(planned.servers.into_iter().collect::<VecDeque<_>>());
     let (tx, rx) = mpsc::channel::<(Candidate, Look)>();
     let workers = c.concurrency.max(1);
     std::thread::scope(|scope| -> Result<(), CrawlError> {
@@ -266,16 +335,7 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
                 let Some(cand) = queue.lock().expect("queue").pop_front() else {
                     break;
                 };
-                // A bug met on one server's answer must not end the run or the daemon.
-                let look = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    looker.look(&cand, slot)
-                }))
-                .unwrap_or_else(|_| {
-                    Look::failed(LookFailure::new(
-                        Reason::Internal,
-                        "the crawler failed while looking at this server (a bug: please report it)",
-                    ))
-                });
+                let look = look_guarded(looker, &cand, slot);
                 if tx.send((cand, look)).is_err() {
                     break;
                 }
@@ -283,14 +343,17 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
         }
         drop(tx);
         for (cand, look) in rx {
-            let reported = settle(&mut store, &mut records, summary.run, c, &cand, look)?;
-            summary.looked += 1;
-            match &reported.verdict {
-                Verdict::New(_) => summary.new += 1,
-                Verdict::Changed(_) => summary.changed += 1,
-                Verdict::Unchanged => summary.unchanged += 1,
-                Verdict::Failed(f) => *summary.failed.entry(f.reason.as_str()).or_default() += 1,
-            }
+            let conditions = Conditions::of(&c.looker, &look);
+            let reported = settle(
+                &mut store,
+                &mut records,
+                summary.run,
+                &cand,
+                look,
+                &conditions,
+                None,
+            )?;
+            summary.count(&reported.verdict);
             observer.looked(&reported);
         }
         Ok(())
@@ -300,6 +363,50 @@ pub fn crawl(c: &Crawl, observer: &mut dyn Observer) -> Result<Summary, CrawlErr
     summary.finished = pinlog_core::clock::now();
     records.finish_run(summary.run, &summary.finished, &summary.to_json())?;
     Ok(summary)
+}
+
+/// One look, in which a bug met on one server's answer is that server's `internal-error` and
+/// does not end the run, the daemon or the worker.
+pub fn look_guarded(looker: &Looker, cand: &Candidate, slot: usize) -> Look {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| looker.look(cand, slot)))
+        .unwrap_or_else(|_| {
+            Look::failed(LookFailure::new(
+                Reason::Internal,
+                "the crawler failed while looking at this server (a bug: please report it)",
+            ))
+        })
+}
+
+/// What an entry's probe conditions say of the crawler that looked: its version, the protocol
+/// revision it asked for, and what the server ran in. A worker's look carries its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conditions {
+    pub crawler: String,
+    pub asked: String,
+    pub sandbox: String,
+}
+
+impl Conditions {
+    pub fn of(looker: &Looker, look: &Look) -> Conditions {
+        Conditions {
+            crawler: crawler_version(),
+            asked: looker
+                .options
+                .revision
+                .map_or("auto", |r| r.as_str())
+                .to_string(),
+            sandbox: match look.transport {
+                "stdio" => looker.isolation.as_ref().map_or("none", |i| i.name()),
+                _ => "ssrf-guard",
+            }
+            .to_string(),
+        }
+    }
+}
+
+/// This crawler, as entries name it.
+pub fn crawler_version() -> String {
+    format!("pinlog/{}", env!("CARGO_PKG_VERSION"))
 }
 
 /// Two looks at one server are at least this far apart.
@@ -338,14 +445,15 @@ fn due_order(fresh: Vec<(Option<String>, Candidate)>, limit: usize) -> Vec<Candi
 }
 
 /// Writes what one look found: an entry when the surface is new or moved, liveness always, and
-/// the look's row.
-fn settle(
+/// the look's row; a look of the queue carries its id, by which it is recorded once.
+pub(crate) fn settle(
     store: &mut Store,
     records: &mut Records,
     run: i64,
-    c: &Crawl,
     cand: &Candidate,
     look: Look,
+    conditions: &Conditions,
+    look_id: Option<&str>,
 ) -> Result<Reported, CrawlError> {
     let mut at = pinlog_core::clock::now();
     let mut ts = Timestamp::parse(&at).expect("now() writes the entry time format");
@@ -383,21 +491,12 @@ fn settle(
                         }),
                         labels: labels.clone(),
                         probe: Probe {
-                            crawler: format!("pinlog/{}", env!("CARGO_PKG_VERSION")),
+                            crawler: conditions.crawler.clone(),
                             package_version: look.version.clone(),
-                            protocol_asked: c
-                                .looker
-                                .options
-                                .revision
-                                .map_or("auto", |r| r.as_str())
-                                .to_string(),
+                            protocol_asked: conditions.asked.clone(),
                             protocol_negotiated: surface.revision.as_str().to_string(),
                             transport: look.transport.to_string(),
-                            sandbox: match look.transport {
-                                "stdio" => c.looker.isolation.as_ref().map_or("none", |i| i.name()),
-                                _ => "ssrf-guard",
-                            }
-                            .to_string(),
+                            sandbox: conditions.sandbox.clone(),
                             env_supplied: look.env_supplied.clone(),
                             env_placeholders: look.env_placeholders.clone(),
                             arg_placeholders: look.arg_placeholders.clone(),
@@ -449,6 +548,7 @@ fn settle(
         took_ms: look.took.as_millis() as u64,
         caps: look.caps.map(|c| c.to_string()),
         install: look.install.as_ref().map(Install::to_string),
+        look_id: look_id.map(str::to_string),
     })?;
     Ok(Reported {
         server: cand.id.clone(),

@@ -187,6 +187,49 @@ impl Start {
         Ok(())
     }
 
+    /// The variables as set: each name, with its value or `None` for the placeholder.
+    pub fn env(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
+        self.env
+            .iter()
+            .map(|e| (e.name.as_str(), e.value.as_deref()))
+    }
+
+    /// A start read back from its parts (a queued job's), each held to the rules it was made
+    /// under: at most 32 arguments of 1 to 512 bytes, placeholders named by an option or a
+    /// position within them, sorted and once each, and the variables as [`Start::set_env`] takes
+    /// them.
+    pub fn from_parts(
+        args: Vec<String>,
+        arg_placeholders: &[String],
+        env: &[(String, Option<String>)],
+    ) -> Result<Start, String> {
+        let mut s = Start::default();
+        s.room(args.len())?;
+        for a in &args {
+            arg_value(a)?;
+        }
+        s.args = args;
+        for p in arg_placeholders {
+            let named_or_placed = match p.strip_prefix('$') {
+                Some(n) => n
+                    .parse::<usize>()
+                    .is_ok_and(|n| n >= 1 && n <= s.args.len() && !p.starts_with("$0")),
+                None => arg_name(p).is_ok(),
+            };
+            if !named_or_placed || s.arg_placeholders.last().is_some_and(|l| l >= p) {
+                return Err(format!(
+                    "{} is not a placeholder of these arguments, in order",
+                    pinlog_core::render::quoted(p, 64)
+                ));
+            }
+            s.arg_placeholders.push(p.clone());
+        }
+        for (name, value) in env {
+            s.set_env(name, value.as_deref())?;
+        }
+        Ok(s)
+    }
+
     /// The variables with their values, placeholders filled in.
     pub fn env_values(&self) -> Vec<(String, String)> {
         self.env

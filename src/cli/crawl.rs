@@ -1,5 +1,7 @@
 //! `pinlog crawl`: one run (or a daemon of runs) of the crawler, with a progress bar on a
-//! terminal and one log line per server otherwise, then the run's summary.
+//! terminal and one log line per server otherwise, then the run's summary; with `--queue`, the
+//! run's coordinator. `pinlog crawl-worker`: a worker of a coordinator's queue, whose looker is
+//! built from the same flags, by the same code, as the crawl's.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -17,6 +19,9 @@ use pinlog_crawler::install::Installers;
 use pinlog_crawler::install_cache::Cache;
 use pinlog_crawler::limits::Limits as CrawlLimits;
 use pinlog_crawler::look::{Kept, Looker};
+use pinlog_crawler::queue::coordinator::{coordinate, Coordinator};
+use pinlog_crawler::queue::worker::{work, Event, Worker};
+use pinlog_crawler::queue::Queue;
 use pinlog_crawler::run::{self, Crawl, Observer, Reported, Summary, Verdict};
 use pinlog_crawler::sandbox::{self, Isolation};
 use pinlog_crawler::schedule::When;
@@ -50,8 +55,12 @@ pub struct CrawlArgs {
     /// Look at no more than N servers in this run (never-seen and longest-unseen servers in turn)
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
-    /// How many servers are looked at at once
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    /// Look at every planned server again, even one looked at today (only what moved is
+    /// appended, as always)
+    #[arg(long)]
+    pub relook: bool,
+    /// How many servers are looked at at once (a coordinator's workers have their own)
+    #[arg(long, value_name = "N", default_value_t = 2, conflicts_with = "queue", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub concurrency: u16,
     /// After the run, publish the log to DIR (tiles, bundles, blobs, signed checkpoint)
     #[arg(long, value_name = "DIR", requires = "key")]
@@ -66,13 +75,6 @@ pub struct CrawlArgs {
     /// weekdays 1-7 from Sunday or by name)
     #[arg(long, value_name = "CRON")]
     pub schedule: Option<String>,
-    /// Run stdio servers WITHOUT a sandbox when bubblewrap is missing (they can then reach the
-    /// network and your files as you)
-    #[arg(long)]
-    pub unsandboxed: bool,
-    /// Let the SSRF guard connect to private, loopback and link-local addresses (for tests only)
-    #[arg(long)]
-    pub allow_private: bool,
     /// The MCP registry's base URL
     #[arg(
         long,
@@ -80,15 +82,46 @@ pub struct CrawlArgs {
         default_value = "https://registry.modelcontextprotocol.io"
     )]
     pub registry_url: String,
+    /// The GitHub API (topic search runs only when GITHUB_TOKEN is set)
+    #[arg(long, value_name = "URL", default_value = "https://api.github.com")]
+    pub github_api: String,
+    /// Be the coordinator of a crawl by workers (`crawl-worker`): plan the run, put one job per
+    /// look on the NATS JetStream work queue at URL (nats://HOST:PORT), and apply the workers'
+    /// results to the store. The flags of how servers are looked at then apply to the workers
+    #[arg(long, value_name = "URL", value_parser = parse_queue_url)]
+    pub queue: Option<String>,
+    /// With --queue: a job neither finished nor reported in progress for this long, in
+    /// seconds, is delivered to another worker
+    #[arg(long, value_name = "S", default_value_t = 60, requires = "queue", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub ack_wait: u64,
+    /// With --queue: deliveries of one job before it is recorded as worker-gave-up
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "queue", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_deliver: u32,
+    /// With --queue: how long a run waits for its results (from its start) before the looks
+    /// still outstanding are recorded as no-result
+    #[arg(long, value_name = "DURATION", default_value = "20h", requires = "queue", value_parser = humantime::parse_duration)]
+    pub queue_deadline: Duration,
+    #[command(flatten)]
+    pub looker: LookerArgs,
+}
+
+/// How servers are looked at: the sandbox, the installers, the caps. A crawl and a worker take
+/// the same flags and build their looker the same way.
+#[derive(Args)]
+pub struct LookerArgs {
+    /// Run stdio servers WITHOUT a sandbox when bubblewrap is missing (they can then reach the
+    /// network and your files as you)
+    #[arg(long)]
+    pub unsandboxed: bool,
+    /// Let the SSRF guard connect to private, loopback and link-local addresses (for tests only)
+    #[arg(long)]
+    pub allow_private: bool,
     /// The npm registry (search and installs)
     #[arg(long, value_name = "URL", default_value = "https://registry.npmjs.org")]
     pub npm_registry: String,
     /// The PyPI simple index pip installs from
     #[arg(long, value_name = "URL", default_value = "https://pypi.org/simple")]
     pub pypi_index: String,
-    /// The GitHub API (topic search runs only when GITHUB_TOKEN is set)
-    #[arg(long, value_name = "URL", default_value = "https://api.github.com")]
-    pub github_api: String,
     /// Where to make the private scratch directory for installs (default: the system's temp
     /// dir); it is removed when the crawl ends
     #[arg(long, value_name = "DIR")]
@@ -97,7 +130,8 @@ pub struct CrawlArgs {
     #[arg(long, value_name = "S", default_value_t = 300)]
     pub install_timeout: u64,
     /// Keep installed packages in DIR, so that a later look at the same version and registry
-    /// digest runs them without installing (default: install-cache beside --db)
+    /// digest runs them without installing (default: install-cache beside --db; for a worker,
+    /// data/install-cache)
     #[arg(long, value_name = "DIR")]
     pub install_cache: Option<PathBuf>,
     /// The install cache's bound: past it, the least recently used packages are removed (0
@@ -108,10 +142,6 @@ pub struct CrawlArgs {
     /// releases are looked at too
     #[arg(long, value_name = "DAYS", default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=365))]
     pub install_cache_days: u64,
-    /// Look at every planned server again, even one looked at today (only what moved is
-    /// appended, as always)
-    #[arg(long)]
-    pub relook: bool,
     /// The Python that makes venvs and runs pip
     #[arg(long, value_name = "PATH", default_value = "python3")]
     pub python: PathBuf,
@@ -144,7 +174,7 @@ pub struct CrawlArgs {
     pub look: LookArgs,
 }
 
-impl CrawlArgs {
+impl LookerArgs {
     pub fn limits(&self) -> CrawlLimits {
         CrawlLimits {
             memory_bytes: self.max_memory_bytes,
@@ -179,6 +209,26 @@ pub struct SandboxExecArgs {
     pub command: Vec<std::ffi::OsString>,
 }
 
+/// `crawl-worker`: takes looks from a coordinator's queue until it is stopped.
+#[derive(Args)]
+pub struct CrawlWorkerArgs {
+    /// The NATS JetStream server the coordinator (`crawl --queue`) queues jobs on:
+    /// nats://HOST:PORT
+    #[arg(long, value_name = "URL", value_parser = parse_queue_url)]
+    pub queue: String,
+    /// How many looks this worker makes at once
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
+    #[command(flatten)]
+    pub looker: LookerArgs,
+}
+
+fn parse_queue_url(s: &str) -> Result<String, String> {
+    pinlog_crawler::queue::check_url(s)
+        .map(|()| s.to_string())
+        .map_err(|e| e.0)
+}
+
 pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
     if args.witnesses.witness_policy.is_some() && args.publish.is_none() {
         return Err(Failure::usage(
@@ -192,6 +242,90 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
         .map(When::parse)
         .transpose()
         .map_err(Failure::usage)?;
+    let kinds = if args.sources.is_empty() {
+        SourceKind::ALL.to_vec()
+    } else {
+        args.sources
+            .iter()
+            .filter_map(|s| SourceKind::parse(s))
+            .collect()
+    };
+    let sources = Sources {
+        kinds,
+        registry_url: args.registry_url.clone(),
+        npm_registry: args.looker.npm_registry.clone(),
+        github_api: args.github_api.clone(),
+        github_token: std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty()),
+        seeds: args.seeds.clone(),
+    };
+    if let Some(url) = &args.queue {
+        let coordinator = Coordinator {
+            db: args.db.clone(),
+            origin: args.origin.clone(),
+            sources,
+            optout: args.optout.clone(),
+            limit: args.limit,
+            relook: args.relook,
+            queue: Queue {
+                url: url.clone(),
+                ack_wait: Duration::from_secs(args.ack_wait),
+                max_deliver: args.max_deliver,
+            },
+            deadline: args.queue_deadline,
+        };
+        return on_schedule(when, || {
+            let mut observer = Progress::new();
+            let summary = coordinate(&coordinator, &mut observer)
+                .map_err(|e| Failure::unreadable(e.to_string()))?;
+            observer.finish();
+            finish(&summary, &args, policy.as_ref())
+        });
+    }
+    let beside_db = args
+        .db
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join("install-cache");
+    let (looker, scratch) = looker(&args.looker, &beside_db)?;
+    let crawl = Crawl {
+        db: args.db.clone(),
+        origin: args.origin.clone(),
+        sources,
+        optout: args.optout.clone(),
+        limit: args.limit,
+        concurrency: usize::from(args.concurrency),
+        relook: args.relook,
+        looker,
+    };
+    let outcome = on_schedule(when, || once(&crawl, &args, policy.as_ref()));
+    drop(scratch);
+    outcome
+}
+
+/// Runs `run` once, or on the schedule until the process is stopped.
+fn on_schedule(
+    when: Option<When>,
+    mut run: impl FnMut() -> Result<Exit, Failure>,
+) -> Result<Exit, Failure> {
+    let Some(when) = when else {
+        return run();
+    };
+    loop {
+        let Some(wait) = when.until_next() else {
+            return Ok(Exit::Ok);
+        };
+        eprintln!("next run in {} s", wait.as_secs());
+        std::thread::sleep(wait);
+        if let Err(f) = run() {
+            // A daemon reports a failed run and waits for the next one.
+            eprintln!("error: {}", f.message);
+        }
+    }
+}
+
+/// The looker the flags describe, with its install cache (at `default_cache` unless the flags
+/// name one), and its scratch directory (removed when dropped).
+fn looker(args: &LookerArgs, default_cache: &Path) -> Result<(Looker, tempfile::TempDir), Failure> {
     if args.allow_private {
         eprintln!(
             "WARNING: --allow-private: the SSRF guard lets remotes reach loopback, private and \
@@ -257,12 +391,10 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
     let kept = if args.install_cache_bytes == 0 {
         None
     } else {
-        let dir = args.install_cache.clone().unwrap_or_else(|| {
-            args.db
-                .parent()
-                .unwrap_or(Path::new(""))
-                .join("install-cache")
-        });
+        let dir = args
+            .install_cache
+            .clone()
+            .unwrap_or_else(|| default_cache.to_path_buf());
         let cache = Cache::open(
             &dir,
             args.install_cache_bytes,
@@ -277,66 +409,64 @@ pub fn run(args: CrawlArgs) -> Result<Exit, Failure> {
         })?;
         Some(Kept::new(cache, Duration::from_secs(30)).map_err(Failure::unreadable)?)
     };
-    let kinds = if args.sources.is_empty() {
-        SourceKind::ALL.to_vec()
-    } else {
-        args.sources
-            .iter()
-            .filter_map(|s| SourceKind::parse(s))
-            .collect()
-    };
-    let crawl = Crawl {
-        db: args.db.clone(),
-        origin: args.origin.clone(),
-        sources: Sources {
-            kinds,
-            registry_url: args.registry_url.clone(),
+    let looker = Looker {
+        isolation,
+        installers: Installers {
             npm_registry: args.npm_registry.clone(),
-            github_api: args.github_api.clone(),
-            github_token: std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty()),
-            seeds: args.seeds.clone(),
+            pypi_index: args.pypi_index.clone(),
+            npm: resolve(&args.npm),
+            node: resolve(&args.node),
+            python: resolve(&args.python),
+            timeout: Duration::from_secs(args.install_timeout),
+            home: installer_home,
         },
-        optout: args.optout.clone(),
-        limit: args.limit,
+        guard: NetGuard::new(args.allow_private),
+        caps: args.look.caps(),
+        options: args.look.options(),
+        work,
+        limits: args.limits(),
+        cgroups,
+        sandbox_exec,
+        kept,
+    };
+    Ok((looker, scratch))
+}
+
+/// `crawl-worker`: one `key=value` line per job taken and per result reported.
+pub fn worker(args: CrawlWorkerArgs) -> Result<Exit, Failure> {
+    let (looker, scratch) = looker(&args.looker, Path::new("data/install-cache"))?;
+    let w = Worker {
+        url: args.queue.clone(),
         concurrency: usize::from(args.concurrency),
-        relook: args.relook,
-        looker: Looker {
-            isolation,
-            installers: Installers {
-                npm_registry: args.npm_registry.clone(),
-                pypi_index: args.pypi_index.clone(),
-                npm: resolve(&args.npm),
-                node: resolve(&args.node),
-                python: resolve(&args.python),
-                timeout: Duration::from_secs(args.install_timeout),
-                home: installer_home,
-            },
-            guard: NetGuard::new(args.allow_private),
-            caps: args.look.caps(),
-            options: args.look.options(),
-            work: work.clone(),
-            limits: args.limits(),
-            cgroups,
-            sandbox_exec,
-            kept,
-        },
+        looker,
     };
-    let outcome = match when {
-        None => once(&crawl, &args, policy.as_ref()),
-        Some(when) => loop {
-            let Some(wait) = when.until_next() else {
-                break Ok(Exit::Ok);
-            };
-            eprintln!("next run in {} s", wait.as_secs());
-            std::thread::sleep(wait);
-            if let Err(f) = once(&crawl, &args, policy.as_ref()) {
-                // A daemon reports a failed run and waits for the next one.
-                eprintln!("error: {}", f.message);
-            }
-        },
+    let on = |e: Event<'_>| {
+        let at = pinlog_core::clock::now();
+        match e {
+            Event::Taken {
+                look,
+                server,
+                delivery,
+            } => eprintln!(
+                "at={at} event=taken look={look} server={} delivery={delivery}",
+                value(server.as_str())
+            ),
+            Event::Reported {
+                look,
+                server,
+                outcome,
+                took,
+            } => eprintln!(
+                "at={at} event=reported look={look} server={} outcome={outcome} took_ms={}",
+                value(server.as_str()),
+                took.as_millis()
+            ),
+            Event::Note(line) => eprintln!("at={at} event=note detail={}", value(line)),
+        }
     };
+    let outcome = work(&w, &on).map_err(|e| Failure::unreadable(e.to_string()));
     drop(scratch);
-    outcome
+    outcome.map(|()| Exit::Ok)
 }
 
 fn once(crawl: &Crawl, args: &CrawlArgs, policy: Option<&WitnessPolicy>) -> Result<Exit, Failure> {
@@ -350,7 +480,16 @@ fn once(crawl: &Crawl, args: &CrawlArgs, policy: Option<&WitnessPolicy>) -> Resu
     let summary =
         run::crawl(crawl, &mut observer).map_err(|e| Failure::unreadable(e.to_string()))?;
     observer.finish();
-    print_summary(&summary);
+    finish(&summary, args, policy)
+}
+
+/// The run's summary, then the log published if asked.
+fn finish(
+    summary: &Summary,
+    args: &CrawlArgs,
+    policy: Option<&WitnessPolicy>,
+) -> Result<Exit, Failure> {
+    print_summary(summary);
     if let (Some(dir), Some(key)) = (&args.publish, &args.key) {
         publish_run(&args.db, key, dir, policy, args.witnesses.witness_timeout)?;
     }
@@ -478,6 +617,18 @@ impl Observer for Progress {
                 bar.set_message(render::quoted(r.server.as_str(), 40));
                 bar.inc(1);
             }
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn note(&mut self, line: &str) {
+        let line = format!(
+            "at={} event=note detail={}",
+            pinlog_core::clock::now(),
+            value(line)
+        );
+        match &self.bar {
+            Some(bar) => bar.println(line),
             None => eprintln!("{line}"),
         }
     }
