@@ -56,7 +56,9 @@ pids+=($!)
 until (echo > "/dev/tcp/127.0.0.1/$nats_port") 2>/dev/null; do sleep 0.1; done
 queue="nats://127.0.0.1:$nats_port"
 
-common=(--npm-registry "$reg" --pypi-index "$reg/simple/" --timeout-ms 10000)
+# Every way installs every package: the ways compare the queue's cost, not the install cache's
+# (bench/crawl-cache.sh measures that).
+common=(--npm-registry "$reg" --pypi-index "$reg/simple/" --timeout-ms 10000 --install-cache-bytes 0)
 crawl() { # db, extra flags…
   local db=$1
   shift
