@@ -264,4 +264,10 @@ fn a_package_refused_for_its_size_is_not_downloaded_again_under_the_same_caps() 
     ok(&site.crawl(&reg, &["--source", "seeds", "--relook"]));
     assert_eq!(site.outcome("npm:pinlog-fixture-huge"), "new");
     assert_eq!(installs(&site, "npm:pinlog-fixture-huge")[2], "installed");
+
+    // And the tree kept under them is over the smaller caps: refused, as its install would be.
+    ok(&site.crawl(&reg, &capped));
+    assert_eq!(site.outcome("npm:pinlog-fixture-huge"), "package-too-large");
+    let detail = site.sql::<String>("SELECT coalesce(detail, '') FROM crawl_looks ORDER BY rowid");
+    assert!(detail[3].contains("the kept tree unpacks to"), "{detail:?}");
 }

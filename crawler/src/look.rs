@@ -420,6 +420,19 @@ impl Looker {
         let wait = tools.timeout + Duration::from_secs(30);
         let (reservation, stale) = match kept.cache.take(&key, &published, wait) {
             Err(why) => return not_kept(look, why),
+            // A tree kept under larger caps is over this look's: refused as an install would be.
+            Ok(Taken::Hit(_, record)) if record.bytes > self.limits.unpacked_bytes => {
+                return (
+                    Err(InstallError {
+                        message: format!(
+                            "the kept tree unpacks to {} bytes, past this crawler's cap",
+                            record.bytes
+                        ),
+                        too_large: true,
+                    }),
+                    Held::Scratch,
+                );
+            }
             Ok(Taken::Hit(lease, _)) => {
                 let tree = match registry {
                     "npm" => install::npm_tree(tools, name, lease.dir()),
@@ -442,7 +455,9 @@ impl Looker {
         let installed = match install_into(reservation.dir(), Some(&published.version)) {
             Ok(i) => i,
             Err(e) => {
-                if e.too_large {
+                // Only a refusal for the package's own size is kept: a disk without room for the
+                // cap (the copy out of the installer's tmpfs failing) says nothing of the package.
+                if e.too_large && kept.cache.has_room(self.limits.unpacked_bytes) {
                     kept.cache.refuse(&key, &published, &caps, &e.message);
                 }
                 return (

@@ -235,6 +235,12 @@ impl Cache {
         kept
     }
 
+    /// Whether the cache's filesystem has `bytes` free for an unprivileged writer.
+    pub fn has_room(&self, bytes: u64) -> bool {
+        rustix::fs::statvfs(&self.root)
+            .is_ok_and(|s| s.f_bavail.saturating_mul(s.f_frsize) >= bytes)
+    }
+
     /// Remembers that installing `key`, as `published`, under `caps` was refused for the
     /// package's size. Housekeeping: a refusal that cannot be written is installed again later.
     pub fn refuse(&self, key: &Key, published: &Published, caps: &str, reason: &str) {

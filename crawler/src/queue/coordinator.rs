@@ -136,7 +136,23 @@ pub fn coordinate(c: &Coordinator, observer: &mut dyn Observer) -> Result<Summar
         let undelivered = link.consumer(UNDELIVERED, COORDINATOR).await?;
         while app.ledger.count_outstanding(app.run)? > 0 {
             if SystemTime::now() >= deadline {
-                app.withdraw(&link, c.deadline).await?;
+                // Results already waiting are applied before any look is called missing; for a
+                // bounded time, so that a stream of results cannot hold the run open.
+                let until = tokio::time::Instant::now() + Duration::from_secs(60);
+                while tokio::time::Instant::now() < until {
+                    match take(&results, 64, Duration::ZERO).await {
+                        Ok(messages) if !messages.is_empty() => {
+                            for m in messages {
+                                app.result(&m)?;
+                                acked(&m, app.observer).await;
+                            }
+                        }
+                        _ => break,
+                    }
+                }
+                if app.ledger.count_outstanding(app.run)? > 0 {
+                    app.withdraw(&link, c.deadline).await?;
+                }
                 break;
             }
             match take(&results, 64, Duration::from_secs(1)).await {

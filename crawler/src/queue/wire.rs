@@ -20,8 +20,10 @@ use crate::outcome::{LookFailure, Reason};
 use crate::run::Conditions;
 use crate::start::Start;
 
-/// The largest job: a candidate is a few names.
-pub const MAX_JOB: usize = 64 << 10;
+/// The largest job. A candidate is a few names, and its start at most 32 arguments and 32
+/// variables of 512 bytes (1 KiB each once escaped), beside at most 64 variable names per
+/// source: under 128 KiB, so every job a plan can make fits.
+pub const MAX_JOB: usize = 256 << 10;
 /// The largest result: the largest surface the log takes, and room for the rest.
 pub const MAX_RESULT: usize = MAX_BLOB + (256 << 10);
 /// The format both messages are written in; a message of another is refused.
