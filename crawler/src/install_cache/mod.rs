@@ -326,6 +326,16 @@ impl Cache {
         Ok((entry, entry_lock))
     }
 
+    /// The whole cache's lock, held while entries are swept, evicted or recorded; `None` if
+    /// another crawler held it for 30 s.
+    fn lock_all(&self) -> io::Result<Option<File>> {
+        lock::lock(
+            &self.root.join("lock"),
+            Mode::Exclusive,
+            Duration::from_secs(30),
+        )
+    }
+
     fn lock_path(&self, kind: char, id: &str) -> PathBuf {
         self.root.join("locks").join(format!("{kind}-{id}"))
     }
@@ -379,12 +389,7 @@ impl Cache {
     /// Removes what no record names and no look holds: trees of installs that died, records that
     /// cannot be read, records of trees that are gone.
     fn sweep(&self) -> io::Result<()> {
-        let Some(_all) = lock::lock(
-            &self.root.join("lock"),
-            Mode::Exclusive,
-            Duration::from_secs(30),
-        )?
-        else {
+        let Some(_all) = self.lock_all()? else {
             return Ok(());
         };
         let mut named = std::collections::HashSet::new();
@@ -428,12 +433,7 @@ impl Cache {
 
     /// Removes the least recently used entries no look holds until the total is within the bound.
     fn evict(&self) -> io::Result<()> {
-        let Some(_all) = lock::lock(
-            &self.root.join("lock"),
-            Mode::Exclusive,
-            Duration::from_secs(30),
-        )?
-        else {
+        let Some(_all) = self.lock_all()? else {
             return Ok(());
         };
         let mut records = self.records()?;
@@ -517,13 +517,11 @@ impl Reservation {
             .as_ref()
             .expect("an uncommitted reservation holds its entry");
         // Against a sweep between the record and the shared lock.
-        let _all = lock::lock(
-            &self.cache.root.join("lock"),
-            Mode::Exclusive,
-            Duration::from_secs(30),
-        )
-        .map_err(|e| format!("the install cache's lock: {e}"))?
-        .ok_or("another crawler held the install cache's lock for too long")?;
+        let _all = self
+            .cache
+            .lock_all()
+            .map_err(|e| format!("the install cache's lock: {e}"))?
+            .ok_or("another crawler held the install cache's lock for too long")?;
         let path = self.cache.record_path(&self.key.id());
         write_atomic(&path, record.to_text().as_bytes())
             .map_err(|e| format!("recording the install: {e}"))?;
