@@ -150,7 +150,7 @@ fn the_python_sdk_drives_pinlog_lookup_over_stdio_and_http_in_both_eras() {
 fn lookup_refuses_a_log_without_a_key_and_a_non_loopback_address() {
     let o = pinlog(&["lookup", "--log", "somewhere"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("--vkey"));
+    assert!(text(&o.stderr).contains("--log-vkey"));
     let o = pinlog(&["lookup", "--http", "0.0.0.0:8787"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("loopback"));

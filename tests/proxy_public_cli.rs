@@ -1,15 +1,20 @@
 //! The proxy against the public record: a fixture server probed into a test log, then run through
 //! `pinlog proxy --log` unchanged (matches), serving this client something else (differs: warn,
 //! hold and block), under a name the log never saw (not in the record), and with a log that does
-//! not verify (not used, plain pinning).
+//! not verify (not used, plain pinning); with witnesses required, with a remembered state whose
+//! rules file was forged, and with a log host that never answers.
 //!
 //! The fixture runs as `python -m drift_server` (with `tests/fixtures` on PYTHONPATH), so its
 //! public identity is `pypi:drift-server`. The log's entry for it is made from what `pinlog probe`
 //! reads of the same fixture, with the default surface.
 
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
+use pinlog_log::cosignature::WitnessKey;
+use pinlog_log::note::Note;
 use pinlog_log::surface_blob::SurfaceBlob;
 use pinlog_testkit::log::{blob_of_manifest, key, published};
 use pinlog_testkit::output::text;
@@ -234,13 +239,10 @@ fn a_log_that_does_not_verify_is_not_used() {
     let err = text(&o.stderr);
     assert_eq!(a["ok"], true, "{a}\n{err}");
     assert!(
-        err.contains("does not verify (tile/0/000.p/2: tile-mismatch"),
+        err.contains("cannot be used, log BAD: tile/0/000.p/2: tile-mismatch"),
         "{err}"
     );
-    assert!(
-        err.contains("so it is not used; pinning as without it"),
-        "{err}"
-    );
+    assert!(err.contains("; pinning as without it"), "{err}");
     assert!(!err.contains("public record"), "{err}");
     assert!(err.contains("pinned 1 tool(s)"), "{err}");
 }
@@ -294,4 +296,201 @@ fn the_pinlog_home_can_name_the_public_log() {
     assert!(err.contains("public-log line 1: no `vkey` line"), "{err}");
     assert!(err.contains("pinning as without the public log"), "{err}");
     assert!(err.contains("pinned 1 tool(s)"), "{err}");
+}
+
+/// A witness that cosigns the test log's checkpoint, and one that does not.
+fn witnesses() -> (WitnessKey, WitnessKey) {
+    (
+        WitnessKey::from_seed("w1.example", [1; 32]),
+        WitnessKey::from_seed("w2.example", [2; 32]),
+    )
+}
+
+#[test]
+fn witnesses_the_user_requires_must_have_cosigned() {
+    let w = World::new();
+    let (signs, absent) = witnesses();
+    let path = w.log.join("checkpoint");
+    let mut note = Note::parse(&std::fs::read(&path).unwrap()).unwrap();
+    let body = note.text.clone();
+    note.signatures.push(signs.cosign(&body, 1_800_000_000));
+    std::fs::write(&path, note.to_text()).unwrap();
+    let with = |witness: &str, mode: &str| {
+        let mut p: Vec<String> = w.proxy("block").iter().map(|a| a.to_string()).collect();
+        p.extend(["--log-witness".into(), witness.into()]);
+        p.extend(["--on-public-unavailable".into(), mode.into()]);
+        p
+    };
+
+    // Cosigned by the witness required: used.
+    let home = w.home("cosigned");
+    let args = with(&signs.vkey(), "block");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (a, o) = through(&home, &[], &args, &server("drift_server"), &[]);
+    let err = text(&o.stderr);
+    assert_eq!(a["ok"], true, "{a}\n{err}");
+    assert!(
+        err.contains("pypi:drift-server matches the public record"),
+        "{err}"
+    );
+
+    // Not cosigned by the one required: a fork shown to this proxy alone cannot be used. Under
+    // block the session is refused and nothing is pinned.
+    let home = w.home("uncosigned-block");
+    let args = with(&absent.vkey(), "block");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (a, o) = through(&home, &[], &args, &server("drift_server"), &[]);
+    let err = text(&o.stderr);
+    assert_eq!(a["ok"], false, "{a}\n{err}");
+    assert!(
+        err.contains("checkpoint: witness-quorum: 0 of the 1 witnesses"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--on-public-unavailable block refuses"),
+        "{err}"
+    );
+    assert!(!err.contains("matches the public record"), "{err}");
+    assert!(!pins(&home).contains("drift"), "{}", pins(&home));
+
+    // Under warn it is said, and the proxy pins as without the log.
+    let home = w.home("uncosigned-warn");
+    let args = with(&absent.vkey(), "warn");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (a, o) = through(&home, &[], &args, &server("drift_server"), &[]);
+    let err = text(&o.stderr);
+    assert_eq!(a["ok"], true, "{a}\n{err}");
+    assert!(err.contains("witness-quorum"), "{err}");
+    assert!(err.contains("pinning as without it"), "{err}");
+    assert!(err.contains("pinned 1 tool(s)"), "{err}");
+}
+
+#[test]
+fn the_pinlog_home_setting_can_require_a_witness_policy() {
+    let w = World::new();
+    let (_, absent) = witnesses();
+    let home = w.home("setting-policy");
+    std::fs::write(
+        home.join("witnesses.policy"),
+        format!("log {}\nwitness w2 {}\nquorum w2\n", w.vkey, absent.vkey()),
+    )
+    .unwrap();
+    std::fs::write(
+        home.join("public-log"),
+        format!(
+            "log {}\nwitness-policy witnesses.policy\non-unavailable block\n",
+            w.log.display()
+        ),
+    )
+    .unwrap();
+    let (a, o) = through(
+        &home,
+        &[],
+        &["--name", "drift"],
+        &server("drift_server"),
+        &[],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(a["ok"], false, "{a}\n{err}");
+    assert!(err.contains("witness-quorum"), "{err}");
+    assert!(!pins(&home).contains("drift"), "{}", pins(&home));
+}
+
+#[test]
+fn a_forged_rules_file_cannot_point_a_server_at_another_servers_entry() {
+    // The log: the drift server's default surface, and another server whose surface is the
+    // drift server's v2 (the one a rug pull would serve).
+    let tmp = tempfile::tempdir().unwrap();
+    let v2 = probed(&[("DRIFT_TOOLS", "v2")]);
+    let log = published(
+        tmp.path(),
+        &[("pypi:drift-server", &probed(&[])), ("npm:evil", &v2)],
+    );
+    let w = World {
+        vkey: key().verifier().to_string(),
+        log,
+        tmp,
+    };
+    let state = w.tmp.path().join("public.state");
+    let mut args: Vec<String> = w.proxy("block").iter().map(|a| a.to_string()).collect();
+    args.extend(["--log-state".into(), state.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // A first start remembers the log and what its rules carry.
+    let (a, o) = through(&w.home("first"), &[], &args, &server("drift_server"), &[]);
+    assert_eq!(a["ok"], true, "{a}\n{}", text(&o.stderr));
+    let rules_path = w.tmp.path().join("public.state.rules");
+    let rules = std::fs::read_to_string(&rules_path).unwrap();
+    // The forger points pypi:drift-server at npm:evil's entry and surface.
+    let evil = rules.lines().find(|l| l.ends_with(" npm:evil")).unwrap();
+    let evil = evil.strip_suffix(" npm:evil").unwrap();
+    let forged: String = rules
+        .lines()
+        .map(|l| match l.strip_suffix(" pypi:drift-server") {
+            Some(_) => format!("{evil} pypi:drift-server\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    assert_ne!(forged, rules);
+    std::fs::write(&rules_path, &forged).unwrap();
+
+    // The drift server now serves v2: what the log holds for it is v1, so the session is
+    // blocked, never "matched" at the other server's entry.
+    let home = w.home("forged");
+    let env = [("DRIFT_TOOLS", "v2")];
+    let (a, o) = through(&home, &[], &args, &server("drift_server"), &env);
+    let err = text(&o.stderr);
+    assert!(!err.contains("matches the public record"), "{err}");
+    assert!(
+        err.contains("pypi:drift-server DIFFERS FROM THE PUBLIC RECORD: entry 0 of"),
+        "{err}"
+    );
+    assert_eq!(a["ok"], false, "{a}\n{err}");
+    assert!(!pins(&home).contains("drift"), "{}", pins(&home));
+    // The log was read whole again, and the rules file says what the log says.
+    assert_eq!(std::fs::read_to_string(&rules_path).unwrap(), rules);
+}
+
+/// A log host that accepts connections and never answers, for as long as the test runs.
+fn silent_host() -> (String, TcpListener) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/log", listener.local_addr().unwrap());
+    (url, listener)
+}
+
+#[test]
+fn a_log_host_that_never_answers_holds_nothing_past_the_deadline() {
+    let w = World::new();
+    let (url, _held) = silent_host();
+    let proxy = |mode: &'static str| {
+        vec![
+            "--name".to_string(),
+            "drift".into(),
+            "--log".into(),
+            url.clone(),
+            "--log-vkey".into(),
+            w.vkey.clone(),
+            "--log-deadline".into(),
+            "2s".into(),
+            "--on-public-unavailable".into(),
+            mode.into(),
+        ]
+    };
+    for (mode, ok) in [("warn", true), ("block", false)] {
+        let home = w.home(mode);
+        let args = proxy(mode);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let started = Instant::now();
+        let (a, o) = through(&home, &[], &args, &server("drift_server"), &[]);
+        let took = started.elapsed();
+        let err = text(&o.stderr);
+        assert_eq!(a["ok"], ok, "{mode}: {a}\n{err}");
+        assert!(
+            err.contains("was not read and verified within 2s"),
+            "{mode}: {err}"
+        );
+        // The whole session, server start and Python client included, well within the 126 s a
+        // silent host held it before; the deadline itself is 2 s.
+        assert!(took < Duration::from_secs(30), "{mode}: took {took:?}");
+        assert_eq!(pins(&home).contains("drift"), ok, "{mode}: {}", pins(&home));
+    }
 }

@@ -1,11 +1,13 @@
 //! `pinlog verify --log`: each server of a manifest compared with a published test log, from its
 //! directory and over loopback HTTP: a surface the log holds, one it holds otherwise, a package
 //! it never saw, a server with no package; a log that does not verify is said so and not used;
-//! the exit code is always the gate's.
+//! the exit code is the gate's, unless a log that cannot be used (not verifying, or a host that
+//! never answers within the deadline) is to block the run; lookup refuses to start alike.
 
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use pinlog_log::publish::publish;
 use pinlog_log::store::Store;
@@ -382,4 +384,97 @@ fn the_log_needs_its_key_and_sarif_leaves_it_out() {
     assert_eq!(o.status.code(), Some(0));
     assert!(!text(&o.stdout).contains("public record"));
     assert!(text(&o.stderr).contains("no place for the public record"));
+}
+
+#[test]
+fn a_log_that_cannot_be_used_fails_the_run_only_when_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let log = published(dir);
+    manifest_and_lock(dir);
+    let tile = log.join("tile/0/000.p/3");
+    let mut bytes = std::fs::read(&tile).unwrap();
+    bytes[5] ^= 1;
+    std::fs::write(&tile, bytes).unwrap();
+    let log = log.to_str().unwrap();
+    // Proven bad: 1, after the report that says why.
+    let o = verify(dir, &["--log", log, "--on-public-unavailable", "block"]);
+    let stdout = text(&o.stdout);
+    let stderr = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(public_part(&stdout).contains("tile-mismatch"), "{stdout}");
+    assert!(
+        stderr.contains("--on-public-unavailable block refuses to go on without it"),
+        "{stderr}"
+    );
+    // The SARIF report cannot say why: refused before anything is read.
+    let o = verify(
+        dir,
+        &[
+            "--log",
+            log,
+            "--on-public-unavailable",
+            "block",
+            "-format",
+            "sarif",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}
+
+#[test]
+fn a_log_host_that_never_answers_costs_the_deadline_at_most() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    published(dir);
+    manifest_and_lock(dir);
+    // Accepts connections (the kernel's backlog) and never answers.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/log", silent.local_addr().unwrap());
+    let timed = |extra: &[&str]| {
+        let mut args = vec!["--log", url.as_str(), "--log-deadline", "2s"];
+        args.extend_from_slice(extra);
+        let started = Instant::now();
+        let o = verify(dir, &args);
+        (o, started.elapsed())
+    };
+    // warn: the gate's verdict and exit code, the log said not to be used.
+    let (o, took) = timed(&[]);
+    let stdout = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}", text(&o.stderr));
+    assert!(
+        public_part(&stdout).contains("was not read and verified within 2s (--log-deadline)"),
+        "{stdout}"
+    );
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    // block: 4, as for any input that could not be read.
+    let (o, took) = timed(&["--on-public-unavailable", "block"]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+
+    // lookup under block opens the log before serving, and refuses to start without it.
+    let vkey = key().verifier().to_string();
+    let started = Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_pinlog"))
+        .args([
+            "lookup",
+            "--log",
+            &url,
+            "--log-vkey",
+            &vkey,
+            "--log-deadline",
+            "2s",
+        ])
+        .args(["--on-public-unavailable", "block"])
+        .env("PINLOG_HOME", dir.join("home"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("refuses to serve without it"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
 }

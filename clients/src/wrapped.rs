@@ -12,7 +12,7 @@ const PROXY: &str = "proxy";
 const SEPARATOR: &str = "--";
 /// The proxy's options that take a value: their values are never the server's command. The
 /// binary's tests check that these are exactly the ones its command line defines.
-pub const VALUED: [&str; 10] = [
+pub const VALUED: [&str; 17] = [
     "--name",
     "--lock",
     "--on-drift",
@@ -20,9 +20,16 @@ pub const VALUED: [&str; 10] = [
     "--upstream",
     "--log",
     "--log-vkey",
+    "--vkey",
     "--log-vkey-file",
+    "--vkey-file",
+    "--log-witness",
+    "--log-quorum",
+    "--log-witness-policy",
     "--log-state",
+    "--log-deadline",
     "--on-public-mismatch",
+    "--on-public-unavailable",
 ];
 
 /// Whether a command's file name is `pinlog` (or `pinlog.exe`), on any platform.

@@ -4,6 +4,7 @@
 //! so that a digest computed by the crawler, the verifier and the proxy is the same digest. The
 //! rules are written down, with vectors, in `docs/SPEC-digest.md`.
 
+pub mod address;
 pub mod clock;
 pub mod data_dir;
 pub mod diff;

@@ -7,13 +7,26 @@
 //! read from it the next time, except the checkpoint, the one file of a log that changes. The
 //! cache is a convenience, not a trust anchor: everything read from it is verified as if it had
 //! been fetched.
+//!
+//! A served log may move (a redirect is followed) but may not send the reader to this machine or
+//! its network: once the log's own address is public, every address reached must be public too
+//! (`pinlog_core::address`, the crawler's rules), checked when each name is resolved so that a
+//! name cannot change its answer in between. A log whose own address is loopback or private (a
+//! mirror inside the network, a test) may redirect anywhere.
 
 use std::io::Read;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::Duration;
 
+use pinlog_core::address::not_public;
 use pinlog_core::files::{sync_filesystem, write_atomic_unsynced};
+// ureq's resolver interface is outside its semver promise; Cargo.lock pins the version it is
+// written against.
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use crate::in_dir;
 use crate::source::{Dir, FileError, LogSource};
@@ -70,6 +83,15 @@ enum Attempt {
 impl Served {
     /// The log at `url`, an `http://` or `https://` URL of the directory that holds `checkpoint`.
     pub fn new(url: &str, options: FetchOptions) -> Result<Served, String> {
+        Served::guarded(url, options, not_public)
+    }
+
+    /// As [`Served::new`], with `refused` judging which addresses are no public server's.
+    fn guarded(
+        url: &str,
+        options: FetchOptions,
+        refused: fn(IpAddr) -> Option<String>,
+    ) -> Result<Served, String> {
         let rest = url
             .strip_prefix("https://")
             .or_else(|| url.strip_prefix("http://"))
@@ -85,13 +107,24 @@ impl Served {
         } else {
             format!("{url}/")
         };
-        let agent = ureq::Agent::config_builder()
+        let origin = ureq::http::Uri::try_from(base.as_str())
+            .ok()
+            .and_then(|u| u.host().map(str::to_ascii_lowercase))
+            .ok_or_else(|| format!("{url:?} is not a URL with a host"))?;
+        let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            // What is served is verified whatever its address: a host that moved is followed.
+            // What is served is verified whatever its address: a host that moved is followed,
+            // within the address rules above.
             .max_redirects(5)
             .user_agent(concat!("pinlog/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+            .build();
+        let guard = AddressGuard {
+            origin,
+            refused,
+            origin_local: OnceLock::new(),
+            inner: DefaultResolver::default(),
+        };
+        let agent = ureq::Agent::with_parts(config, DefaultConnector::default(), guard);
         Ok(Served {
             base,
             agent,
@@ -175,7 +208,12 @@ impl Served {
             .timeout_global(Some(self.options.timeout))
             .build()
             .call()
-            .map_err(|e| Attempt::Again(e.to_string()))?;
+            .map_err(|e| match e {
+                ureq::Error::Other(inner) if inner.is::<AddressRefused>() => {
+                    Attempt::Final(FileError::Fetch(format!("{url}: {inner}")))
+                }
+                e => Attempt::Again(e.to_string()),
+            })?;
         self.requests.fetch_add(1, Ordering::Relaxed);
         match response.status().as_u16() {
             200 => {}
@@ -242,6 +280,67 @@ impl LogSource for Served {
     }
 }
 
+/// Resolves names as ureq does, then holds every address to the rules in this module's header.
+#[derive(Debug)]
+struct AddressGuard {
+    /// The host of the log's URL, as the URI parser gives it.
+    origin: String,
+    refused: fn(IpAddr) -> Option<String>,
+    /// Whether the log's own address is one the rules would refuse; fixed at its first answer.
+    origin_local: OnceLock<bool>,
+    inner: DefaultResolver,
+}
+
+/// A name that resolved to an address the rules refuse.
+#[derive(Debug)]
+struct AddressRefused(String);
+
+impl std::fmt::Display for AddressRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AddressRefused {}
+
+impl Resolver for AddressGuard {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        let host = uri.host().unwrap_or_default().to_ascii_lowercase();
+        // An HTTP proxy the user configured is the user's choice, wherever it is.
+        let proxy = config
+            .proxy()
+            .and_then(|p| p.uri().host())
+            .is_some_and(|p| p.eq_ignore_ascii_case(&host));
+        if proxy {
+            return Ok(addrs);
+        }
+        let first_refused = addrs
+            .iter()
+            .find_map(|a| (self.refused)(a.ip()).map(|why| (a.ip(), why)));
+        let origin_local = if host == self.origin {
+            *self.origin_local.get_or_init(|| first_refused.is_some())
+        } else {
+            // Reached before the log's own address was known: held to the strict rule.
+            self.origin_local.get().copied().unwrap_or(false)
+        };
+        match first_refused {
+            Some((ip, why)) if !origin_local => {
+                Err(ureq::Error::Other(Box::new(AddressRefused(format!(
+                    "{host} resolves to {ip}, which {why}: a log served from a public address is \
+                     not followed to this machine or its network"
+                )))))
+            }
+            _ => Ok(addrs),
+        }
+    }
+}
+
 /// A log where a user said it is: a directory, or the http(s) URL serving one.
 pub enum LogAt {
     Dir(PathBuf),
@@ -292,5 +391,102 @@ impl LogSource for LogAt {
             LogAt::Dir(d) => Dir(d).locate(rel),
             LogAt::Url(s) => s.locate(rel),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::{Ipv4Addr, TcpListener};
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// A loopback server that answers every request with `answer`, counting the requests.
+    fn serve(ip: Ipv4Addr, answer: String) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind((ip, 0)).unwrap();
+        let at = format!("http://{}", listener.local_addr().unwrap());
+        let hits = Arc::new(AtomicUsize::new(0));
+        let counted = hits.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                counted.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        (at, hits)
+    }
+
+    fn redirect_to(target: &str) -> String {
+        format!(
+            "HTTP/1.1 302 Found\r\nLocation: {target}/checkpoint\r\nContent-Length: 0\r\n\
+             Connection: close\r\n\r\n"
+        )
+    }
+
+    const OK: &str = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nnote\n";
+
+    fn quick() -> FetchOptions {
+        FetchOptions {
+            timeout: Duration::from_secs(5),
+            attempts: 1,
+            ..FetchOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_public_log_is_not_followed_to_a_refused_address() {
+        let (inside, inside_hits) = serve(Ipv4Addr::new(127, 0, 0, 2), OK.into());
+        let (origin, _) = serve(Ipv4Addr::LOCALHOST, redirect_to(&inside));
+        // For this test, 127.0.0.1 stands for a public address and 127.0.0.2 for an inside one.
+        fn rule(ip: IpAddr) -> Option<String> {
+            (ip == IpAddr::from([127, 0, 0, 2])).then(|| "is inside (for this test)".into())
+        }
+        let served = Served::guarded(&origin, quick(), rule).unwrap();
+        let mut buf = Vec::new();
+        let err = served
+            .read_into("checkpoint", 1024, &mut buf)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("resolves to 127.0.0.2, which is inside"),
+            "{err}"
+        );
+        assert!(err.contains("not followed"), "{err}");
+        assert_eq!(
+            inside_hits.load(Ordering::SeqCst),
+            0,
+            "nothing reached the inside"
+        );
+        assert_eq!(served.fetched().0, 0, "no answer was counted");
+    }
+
+    #[test]
+    fn a_log_on_a_refused_address_may_redirect_anywhere() {
+        let (inside, inside_hits) = serve(Ipv4Addr::new(127, 0, 0, 2), OK.into());
+        let (origin, origin_hits) = serve(Ipv4Addr::LOCALHOST, redirect_to(&inside));
+        let served = Served::new(&origin, quick()).unwrap();
+        let mut buf = Vec::new();
+        served.read_into("checkpoint", 1024, &mut buf).unwrap();
+        assert_eq!(buf, b"note\n");
+        assert_eq!(origin_hits.load(Ordering::SeqCst), 1);
+        assert_eq!(inside_hits.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_public_log_that_stays_public_is_read() {
+        let (origin, hits) = serve(Ipv4Addr::LOCALHOST, OK.into());
+        let served = Served::guarded(&origin, quick(), |_| None).unwrap();
+        let mut buf = Vec::new();
+        served.read_into("checkpoint", 1024, &mut buf).unwrap();
+        assert_eq!(buf, b"note\n");
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
     }
 }

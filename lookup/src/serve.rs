@@ -9,15 +9,17 @@ use pinlog_core::render::safe;
 use pinlog_mcp::server::{run_stdio, McpServer};
 use pinlog_proxy::store::Store;
 
-use crate::history::{LogConfig, LogProblem};
+use pinlog_verifier::public_log::{OnUnavailable, PublicLog};
+
+use crate::history::{self, LogProblem};
 use crate::http::{loopback_addr, serve_http, PATH};
 use crate::tools::{server, LookupTools, Pins};
 
 /// What `pinlog lookup` serves.
 #[derive(Debug, Default)]
 pub struct LookupOptions {
-    /// The verified local copy of the log to answer from, and its pinned keys.
-    pub log: Option<LogConfig>,
+    /// The public log to answer from, pinned.
+    pub log: Option<PublicLog>,
     /// The loopback address to serve Streamable HTTP at, instead of stdio.
     pub http: Option<String>,
 }
@@ -31,9 +33,11 @@ fn warm(server: &Arc<McpServer<LookupTools>>) {
             "pinlog lookup: the log does not verify ({}: {rule}); nothing is answered from it",
             safe(&at)
         ),
-        Some(Err(LogProblem::Unreadable { at })) => {
-            eprintln!("pinlog lookup: the log cannot be read ({})", safe(&at))
-        }
+        Some(Err(LogProblem::Unreadable { at, why })) => eprintln!(
+            "pinlog lookup: the log cannot be read ({}: {}); nothing is answered from it",
+            safe(&at),
+            safe(&why)
+        ),
         _ => {}
     });
 }
@@ -44,9 +48,16 @@ fn warm(server: &Arc<McpServer<LookupTools>>) {
 /// bound or the streams fail.
 pub fn serve(options: LookupOptions) -> Result<Exit, Failure> {
     let log = options.log;
+    // Asked to refuse without the log: it must open before anything is served.
+    let opened = match log.as_ref() {
+        Some(l) if l.on_unavailable == OnUnavailable::Block => {
+            Some(history::load(l).map_err(refused)?)
+        }
+        _ => None,
+    };
     let Some(http) = &options.http else {
         let pins = Store::home().map_or(Pins::NoHome, Pins::Home);
-        let server = Arc::new(server(LookupTools::new(log, pins)));
+        let server = Arc::new(server(LookupTools::new(log, pins).opened(opened)));
         warm(&server);
         if io::stdin().is_terminal() {
             eprintln!(
@@ -64,7 +75,7 @@ pub fn serve(options: LookupOptions) -> Result<Exit, Failure> {
         };
     };
     let addr = loopback_addr(http).map_err(Failure::usage)?;
-    let server = Arc::new(server(LookupTools::new(log, Pins::Off)));
+    let server = Arc::new(server(LookupTools::new(log, Pins::Off).opened(opened)));
     warm(&server);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -84,4 +95,20 @@ pub fn serve(options: LookupOptions) -> Result<Exit, Failure> {
             .map_err(|e| Failure::unreadable(format!("the listener on {bound} failed: {e}")))?;
         Ok(Exit::Ok)
     })
+}
+
+/// The failure of a log that could not be used under `--on-public-unavailable block`.
+fn refused(problem: LogProblem) -> Failure {
+    let (exit, why) = match problem {
+        LogProblem::Bad { rule, at } => (Exit::Bad, format!("it does not verify ({at}: {rule})")),
+        LogProblem::Unreadable { at, why } => (Exit::Unreadable, format!("{at}: {why}")),
+        LogProblem::Moved => (Exit::Unreadable, "it changed while it was read".into()),
+    };
+    Failure::new(
+        exit,
+        format!(
+            "the public log cannot be used ({why}), and --on-public-unavailable block refuses to \
+             serve without it"
+        ),
+    )
 }

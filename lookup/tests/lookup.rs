@@ -11,11 +11,12 @@ use std::sync::Arc;
 
 use pinlog_log::note::{SignerKey, VerifierKey};
 use pinlog_log::store::Store as LogStore;
-use pinlog_lookup::history::LogConfig;
 use pinlog_lookup::{self as lookup, LookupTools, Pins};
 use pinlog_mcp::server::{run_stdio, ServerSession};
 use pinlog_proxy::store::{ServerKey, Store};
 use pinlog_testkit::log::{append_labelled, tools_surface};
+use pinlog_verifier::checkpoint::Policy;
+use pinlog_verifier::public_log::{OnUnavailable, PublicLog, DEFAULT_DEADLINE};
 use serde_json::{json, Value as J};
 
 // ---------------------------------------------------------------------------------------------
@@ -163,11 +164,24 @@ impl Log {
         self.dir.path().join("pub")
     }
 
-    fn config(&self) -> LogConfig {
-        LogConfig {
-            dir: self.pub_dir(),
-            keys: vec![VerifierKey::parse(&self.key.verifier().to_string()).unwrap()],
-        }
+    fn config(&self) -> PublicLog {
+        pinned(&self.pub_dir(), &self.key)
+    }
+}
+
+/// The log in `dir`, pinned by `key`'s public half alone.
+fn pinned(dir: &Path, key: &SignerKey) -> PublicLog {
+    PublicLog {
+        at: dir.display().to_string(),
+        policy: Policy {
+            log_keys: vec![VerifierKey::parse(&key.verifier().to_string()).unwrap()],
+            witnesses: Vec::new(),
+            quorum: 0,
+            witness_policy: None,
+        },
+        state: None,
+        deadline: DEFAULT_DEADLINE,
+        on_unavailable: OnUnavailable::Warn,
     }
 }
 
@@ -663,10 +677,7 @@ fn a_log_that_does_not_verify_is_not_answered_from_and_a_new_checkpoint_is_read(
 
     // Another key: nothing is read.
     let other = SignerKey::generate(ORIGIN).unwrap();
-    let wrong = LogConfig {
-        dir: log.pub_dir(),
-        keys: vec![VerifierKey::parse(&other.verifier().to_string()).unwrap()],
-    };
+    let wrong = pinned(&log.pub_dir(), &other);
     let (_, v) = call(
         LookupTools::new(Some(wrong), Pins::Off),
         "npm:@demo/weather",
@@ -713,7 +724,9 @@ fn a_log_that_does_not_verify_is_not_answered_from_and_a_new_checkpoint_is_read(
     let fresh = LookupTools::new(Some(log.config()), Pins::Off);
     let (_, v) = call(fresh, "pypi:mcp-time");
     assert_eq!(v["status"], "log-does-not-verify", "{v}");
-    // The one that indexed it before reads the same checkpoint, and keeps what it verified.
+    // The one that verified it before reads the same checkpoint, and answers only from what it
+    // proves against the verified tree: the changed entry is not, so nothing is answered.
     let (_, v) = call(tools, "pypi:mcp-time");
-    assert_eq!(v["entries"], 2, "{v}");
+    assert_eq!(v["status"], "log-changed-while-read", "{v}");
+    assert!(v.get("entries").is_none(), "{v}");
 }

@@ -4,7 +4,8 @@ use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use crate::public::PublicLogOptions;
+use pinlog_verifier::public_log::PublicLog;
+
 use crate::session::{OnDrift, OnPublicMismatch};
 
 /// What `pinlog proxy` was asked to run.
@@ -23,7 +24,8 @@ pub struct ProxyOptions {
     pub upstream: Option<String>,
     /// The server's command and its arguments.
     pub command: Vec<OsString>,
-    /// The public log to compare what is served with, on first use and on a change.
-    pub public_log: Option<PublicLogOptions>,
+    /// The public log to compare what is served with, on first use and on a change: the flags'
+    /// or the pinlog home's setting.
+    pub public_log: Option<PublicLog>,
     pub on_public_mismatch: OnPublicMismatch,
 }

@@ -1,167 +1,121 @@
-//! The public log, for the proxy: verified before use, then asked, on first use and on a change,
-//! whether what this machine is served is what the public log saw of the same server.
+//! The public log, for the proxy: opened on a thread of its own while the server starts, verified
+//! under the whole pinned policy (the log's key, witnesses and quorum) within a deadline, then
+//! asked, on first use and on a change, whether what this machine is served is what the public log
+//! saw of the same server.
 //!
 //! The server is named by its public identity ([`PublicIdentity`]): a runner's package and
 //! version, a locked package, or the HTTP endpoint. Each outcome is said in one of three ways:
 //! **matches the public record**, **differs from the public record**, **not in the public
-//! record**. A log that does not verify is never used: the proxy says so and pins as it would
-//! without one.
+//! record**. A log that cannot be used (not read in time, or not verifying) is never used: under
+//! `--on-public-unavailable warn` the proxy says so and pins as it would without one; under `block`
+//! the session is blocked whenever the log is needed.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use pinlog_core::files::read_bounded;
 use pinlog_core::identity::PublicIdentity;
 use pinlog_core::render::{quoted, safe};
 use pinlog_gate::lock::{approve, Approval};
-use pinlog_log::fetch::{FetchOptions, LogAt};
-use pinlog_log::note::VerifierKey;
+use pinlog_log::fetch::LogAt;
 use pinlog_log::surface_blob::{self, SurfaceBlob};
-use pinlog_verifier::checkpoint::Policy;
+use pinlog_verifier::public_log::{why_not, OnUnavailable, Opening, PublicLog};
 use pinlog_verifier::record::{Compared, Observed, PublicRecord};
-use pinlog_verifier::verify_log::{Options, State};
 
 use crate::check::Served;
-use crate::session::{OnPublicMismatch, Public, PublicVerdict};
-use crate::store::Store;
+use crate::session::{OnPublicMismatch, Public, PublicVerdict, PUBLIC_UNAVAILABLE};
 
-/// Where the public log is and how it is trusted.
-#[derive(Debug, Clone)]
-pub struct PublicLogOptions {
-    /// A log directory, or the http(s) URL serving one.
-    pub log: String,
-    /// The log's key (or keys), pinned by the user.
-    pub keys: Vec<VerifierKey>,
-    /// Where the verified checkpoint is kept between runs (and the entry rules' memory beside
-    /// it): a later start checks only what was added.
-    pub state: Option<PathBuf>,
-}
-
-/// The file in the pinlog home naming the public log to use when `--log` is not given.
-pub const SETTING: &str = "public-log";
-/// Where the checkpoint of the log the setting names is kept, beside it.
-const SETTING_STATE: &str = "public-log.state";
-/// The largest setting read.
-const MAX_SETTING: u64 = 64 << 10;
-
-impl PublicLogOptions {
-    /// The public log the pinlog home's [`SETTING`] file names, if there is one: lines `log
-    /// DIR|URL` (one) and `vkey VKEY` (one or more); blank lines and lines starting `#` are
-    /// skipped. Its state is kept in `public-log.state` beside it.
-    pub fn from_home(home: &Path) -> Result<Option<PublicLogOptions>, String> {
-        let path = home.join(SETTING);
-        let bytes = match read_bounded(&path, MAX_SETTING) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-        };
-        let at = |n: usize, why: &str| format!("{} line {n}: {why}", path.display());
-        let text = std::str::from_utf8(&bytes).map_err(|_| at(1, "not UTF-8"))?;
-        let (mut log, mut keys) = (None, Vec::new());
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            match line.split_once(' ') {
-                Some(("log", value)) if log.is_none() => log = Some(value.trim().to_string()),
-                Some(("log", _)) => return Err(at(i + 1, "a second `log` line")),
-                Some(("vkey", value)) => keys.push(
-                    VerifierKey::parse(value.trim())
-                        .map_err(|e| at(i + 1, &format!("not a vkey: {e}")))?,
-                ),
-                _ => {
-                    return Err(at(
-                        i + 1,
-                        "a line is `log DIR|URL` or `vkey NAME+HEX8+BASE64`",
-                    ))
-                }
-            }
-        }
-        let log = log.ok_or_else(|| at(1, "no `log` line"))?;
-        if keys.is_empty() {
-            return Err(at(1, "no `vkey` line: the log's key must be pinned"));
-        }
-        Ok(Some(PublicLogOptions {
-            log,
-            keys,
-            state: Some(home.join(SETTING_STATE)),
-        }))
-    }
-}
-
-/// The public log of `options` (else the one the pinlog home's setting names), verified, for the
-/// server `identity` names; `None` without one, or when it does not verify: that is said, and the
-/// proxy pins as without it.
+/// Starts opening `log` for the server `identity` names; `None` without a log.
 pub fn open_public(
-    options: Option<&PublicLogOptions>,
+    log: Option<&PublicLog>,
     on: OnPublicMismatch,
     identity: Option<PublicIdentity>,
 ) -> Option<(Box<dyn Public + Send>, OnPublicMismatch)> {
-    let configured;
-    let options = match options {
-        Some(o) => o,
-        None => {
-            let home = Store::home().ok()?;
-            configured = match PublicLogOptions::from_home(&home) {
-                Ok(o) => o?,
-                Err(why) => {
-                    eprintln!("pinlog: {}; pinning as without the public log", safe(&why));
-                    return None;
-                }
-            };
-            &configured
-        }
+    let log = log?;
+    let public = PublicCheck {
+        at: log.at.clone(),
+        on_unavailable: log.on_unavailable,
+        record: Record::Opening(log.start()),
+        identity,
+        said: false,
     };
-    match PublicLog::open(options, identity) {
-        Ok(log) => Some((Box::new(log), on)),
-        Err(line) => {
-            eprintln!("pinlog: {line}; pinning as without it");
-            None
+    Some((Box::new(public), on))
+}
+
+/// The public log as far as it got.
+enum Record {
+    Opening(Opening),
+    Ready(Box<PublicRecord<LogAt>>),
+    /// Why it cannot be used, in a line safe to print.
+    Unusable(String),
+}
+
+/// The public log being opened or opened, and who the server is in it.
+pub struct PublicCheck {
+    at: String,
+    on_unavailable: OnUnavailable,
+    record: Record,
+    identity: Option<PublicIdentity>,
+    /// Whether a log that cannot be used was said already.
+    said: bool,
+}
+
+impl PublicCheck {
+    /// The verified record, waiting for it (no later than its deadline) the first time.
+    fn record(&mut self) -> Result<&PublicRecord<LogAt>, String> {
+        if let Record::Opening(_) = self.record {
+            let Record::Opening(opening) =
+                std::mem::replace(&mut self.record, Record::Unusable(String::new()))
+            else {
+                unreachable!("matched above")
+            };
+            self.record = match opening.wait() {
+                Ok(r) => Record::Ready(Box::new(r)),
+                Err(e) => Record::Unusable(format!(
+                    "the public log {} cannot be used, {}",
+                    quoted(&self.at, 200),
+                    safe(&why_not(&e))
+                )),
+            };
+        }
+        match &self.record {
+            Record::Ready(r) => Ok(r),
+            Record::Unusable(why) => Err(why.clone()),
+            Record::Opening(_) => unreachable!("waited for above"),
+        }
+    }
+
+    fn origin(record: &PublicRecord<LogAt>) -> String {
+        safe(&record.checkpoint().origin).into_owned()
+    }
+
+    /// What a log that cannot be used means here: said once and nothing else under `warn`; a
+    /// verdict the session blocks on under `block`.
+    fn unusable(&mut self, why: String) -> (Vec<String>, Option<PublicVerdict>) {
+        match self.on_unavailable {
+            OnUnavailable::Warn => {
+                let lines = if self.said {
+                    Vec::new()
+                } else {
+                    vec![format!(
+                        "{why}; pinning as without it (--on-public-unavailable block refuses \
+                         instead)"
+                    )]
+                };
+                self.said = true;
+                (lines, None)
+            }
+            OnUnavailable::Block => (
+                Vec::new(),
+                Some(PublicVerdict {
+                    line: format!("{why}, and --on-public-unavailable block refuses to go on"),
+                    outcome: PUBLIC_UNAVAILABLE,
+                    public_lock: None,
+                }),
+            ),
         }
     }
 }
 
-/// A verified public log, and who the server is in it.
-pub struct PublicLog {
-    record: PublicRecord<LogAt>,
-    identity: Option<PublicIdentity>,
-}
-
-impl PublicLog {
-    /// Verifies the log. `Err` says why it is not used, in a line safe to print.
-    pub fn open(
-        o: &PublicLogOptions,
-        identity: Option<PublicIdentity>,
-    ) -> Result<PublicLog, String> {
-        let source =
-            LogAt::parse(&o.log, FetchOptions::default()).map_err(|e| safe(&e).into_owned())?;
-        let options = Options {
-            policy: Policy {
-                log_keys: o.keys.clone(),
-                witnesses: Vec::new(),
-                quorum: 0,
-                witness_policy: None,
-            },
-            state: o.state.as_deref().map(State::at),
-            generic: false,
-        };
-        let record = PublicRecord::open(source, &options).map_err(|e| {
-            format!(
-                "the public log {} does not verify ({}), so it is not used",
-                quoted(&o.log, 200),
-                safe(&e.to_string())
-            )
-        })?;
-        Ok(PublicLog { record, identity })
-    }
-
-    fn origin(&self) -> String {
-        safe(&self.record.checkpoint().origin).into_owned()
-    }
-}
-
-impl Public for PublicLog {
+impl Public for PublicCheck {
     fn compare(&mut self, served: &Served, id: &str) -> (Vec<String>, Option<PublicVerdict>) {
         let Some(identity) = &self.identity else {
             return (
@@ -193,10 +147,13 @@ impl Public for PublicLog {
                 )
             }
         };
-        let origin = self.origin();
-        let outcome =
-            self.record
-                .compare(&identity.id, identity.version.as_deref(), &blob.surface());
+        let identity = identity.clone();
+        let record = match self.record() {
+            Ok(r) => r,
+            Err(why) => return self.unusable(why),
+        };
+        let origin = Self::origin(record);
+        let outcome = record.compare(&identity.id, identity.version.as_deref(), &blob.surface());
         let verdict = match outcome {
             Ok(Compared::Matches(o)) => PublicVerdict {
                 line: format!(
@@ -226,13 +183,10 @@ impl Public for PublicLog {
                 public_lock: None,
             },
             Err(e) => {
-                return (
-                    vec![format!(
-                        "the public record could not be read ({}); {who} was not compared",
-                        safe(&e.to_string())
-                    )],
-                    None,
-                )
+                return self.unusable(format!(
+                    "the public record could not be read ({}), so {who} was not compared",
+                    safe(&e.to_string())
+                ))
             }
         };
         (Vec::new(), Some(verdict))

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use pinlog_core::exit::Failure;
 use pinlog_core::render::safe;
-use pinlog_log::keyfile::pinned_keys;
 use pinlog_proxy::options::ProxyOptions;
-use pinlog_proxy::public::PublicLogOptions;
 use pinlog_proxy::run::run;
 use pinlog_proxy::session::{OnDrift, OnPublicMismatch};
+use pinlog_proxy::store::Store;
+use pinlog_verifier::cli::{PublicLogArgs, UnavailableMode};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum DriftMode {
@@ -58,22 +58,13 @@ pub struct ProxyArgs {
         conflicts_with = "command"
     )]
     pub upstream: Option<String>,
-    /// The public log (a directory, or the http(s) URL serving one): verified before use, then
-    /// compared with what is served on first use and on a change (docs/PROXY.md)
-    #[arg(long, value_name = "DIR|URL")]
-    pub log: Option<String>,
-    /// The public log's key, `name+hex8+base64`, pinned from a source you trust
-    #[arg(long, value_name = "VKEY", requires = "log")]
-    pub log_vkey: Vec<String>,
-    /// A file holding the public log's key (one per line; `#` starts a comment)
-    #[arg(long, value_name = "FILE", requires = "log")]
-    pub log_vkey_file: Vec<PathBuf>,
-    /// Remember the public log's verified checkpoint in FILE (and what its checks carry in
-    /// FILE.rules): a later start proves the log extends it and reads only what was added
-    #[arg(long, value_name = "FILE", requires = "log")]
-    pub log_state: Option<PathBuf>,
+    /// The public log to compare with (without --log, the one the pinlog home's `public-log`
+    /// setting names): verified before use, then compared with what is served on first use and
+    /// on a change (docs/PROXY.md)
+    #[command(flatten)]
+    pub public: PublicLogArgs,
     /// What to do when the surface differs from the public record
-    #[arg(long, value_enum, default_value = "warn", requires = "log")]
+    #[arg(long, value_enum, default_value = "warn")]
     pub on_public_mismatch: PublicMode,
     /// The server's command and its arguments: after --, or from the first argument that is
     /// not an option (everything from there on is the server's, its own flags included)
@@ -88,24 +79,19 @@ pub struct ProxyArgs {
 
 impl ProxyArgs {
     fn options(self) -> Result<ProxyOptions, Failure> {
-        let public_log = match self.log {
-            None => None,
-            Some(log) => {
-                let keys: Vec<_> = pinned_keys("--log-vkey", &self.log_vkey, &self.log_vkey_file)?
-                    .into_iter()
-                    .map(|p| p.key)
-                    .collect();
-                if keys.is_empty() {
-                    return Err(Failure::usage(
-                        "--log needs the public log's key: --log-vkey or --log-vkey-file \
-                         (docs/VERIFYING.md says where to get it)",
-                    ));
-                }
-                Some(PublicLogOptions {
-                    log,
-                    keys,
-                    state: self.log_state,
-                })
+        let home = Store::home().ok();
+        let public_log = match self.public.public_log_or_home(home.as_deref()) {
+            Ok(log) => log,
+            // A setting that breaks its rules is a log that cannot be used.
+            Err(f) if self.public.on_public_unavailable == Some(UnavailableMode::Block) => {
+                return Err(f)
+            }
+            Err(f) => {
+                eprintln!(
+                    "pinlog: {}; pinning as without the public log",
+                    safe(&f.message)
+                );
+                None
             }
         };
         Ok(ProxyOptions {
@@ -165,7 +151,11 @@ mod tests {
         let mut valued: Vec<String> = command
             .get_arguments()
             .filter(|a| a.get_action().takes_values())
-            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .flat_map(|a| {
+                let aliases = a.get_all_aliases().unwrap_or_default();
+                a.get_long().into_iter().chain(aliases)
+            })
+            .map(|l| format!("--{l}"))
             .collect();
         valued.sort();
         let mut known = VALUED.map(String::from).to_vec();

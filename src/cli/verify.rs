@@ -2,8 +2,8 @@
 //! standing in the public log after the report. The standing is information: the gate alone
 //! decides the exit code, and a log that does not verify is said so and not used.
 
+use std::cell::Cell;
 use std::fmt::Write;
-use std::path::PathBuf;
 use std::time::SystemTime;
 
 use clap::Args;
@@ -16,89 +16,60 @@ use pinlog_gate::compare::compare;
 use pinlog_gate::lock::{approve, Approval};
 use pinlog_gate::{report_json, report_text};
 use pinlog_log::checkpoint::Checkpoint;
-use pinlog_log::fetch::{FetchOptions, LogAt};
-use pinlog_log::source::LogSource;
 use pinlog_log::surface_blob::SurfaceBlob;
-use pinlog_verifier::command::{pinned_policy, LogKeys};
+use pinlog_verifier::cli::PublicLogArgs;
 use pinlog_verifier::outcome::Severity;
-use pinlog_verifier::record::{Outcome, PublicRecord, Standing};
-use pinlog_verifier::verify_log::{Options, State};
+use pinlog_verifier::public_log::{refused as refused_log, why_not, OnUnavailable};
+use pinlog_verifier::record::{Outcome, Standing};
 use pinlog_verifier::VerifyError;
 
 #[derive(Args, Debug)]
 pub struct PinlogVerifyArgs {
     #[command(flatten)]
     pub gate: pinlog_gate::cli::VerifyArgs,
+    /// Also compare each server whose package the manifest records with the public log; the
+    /// standings are reported after the gate's report and never change the exit code
     #[command(flatten)]
     pub public: PublicLogArgs,
 }
 
-/// The public log each server is compared with, and the keys it is verified against first.
-#[derive(Args, Debug)]
-#[command(
-    next_help_heading = "Public record (reported after the gate's report; never changes the exit code)"
-)]
-pub struct PublicLogArgs {
-    /// Also compare each server whose package the manifest records with the public log: a
-    /// directory (checkpoint, tile/, blobs/) or the http(s) URL serving one, verified first
-    #[arg(long, value_name = "DIR|URL")]
-    pub log: Option<String>,
-    /// The public log's key, `name+hex8+base64`, pinned from a source you trust
-    #[arg(long, value_name = "VKEY", requires = "log")]
-    pub log_vkey: Vec<String>,
-    /// A file holding the public log's key (one per line; `#` starts a comment)
-    #[arg(long, value_name = "FILE", requires = "log")]
-    pub log_vkey_file: Vec<PathBuf>,
-    /// A witness's cosignature key the log's checkpoint must carry; repeat for each witness
-    #[arg(long, value_name = "VKEY", requires = "log")]
-    pub log_witness: Vec<String>,
-    /// How many of the --log-witness keys must have cosigned [default: all of them]
-    #[arg(long, value_name = "K", requires = "log")]
-    pub log_quorum: Option<usize>,
-    /// A witness policy file (docs/WITNESSING.md) whose quorum the log's checkpoint must meet;
-    /// its `log` vkeys stand for --log-vkey when none is given
-    #[arg(long, value_name = "FILE", requires = "log")]
-    pub log_witness_policy: Option<PathBuf>,
-    /// Remember the verified checkpoint in FILE: the next run proves the log consistent with it
-    /// and reads only the entries added since
-    #[arg(long, value_name = "FILE", requires = "log")]
-    pub log_state: Option<PathBuf>,
-}
-
 /// `pinlog verify`: the gate's verdict and exit code, with each server's public standing added
-/// to the text and JSON reports when `--log` is given.
+/// to the text and JSON reports when `--log` is given. The standing never changes the exit code,
+/// but a log that cannot be used does under `--on-public-unavailable block`.
 pub fn run(args: PinlogVerifyArgs) -> Result<Exit, Failure> {
     let options = args.gate.options();
-    let p = &args.public;
-    let Some(log) = &p.log else {
+    // A wrong command line is refused before anything is read, as the gate's own flags are.
+    // verify reads no setting: a CI report depends on its command line alone.
+    let Some(public_log) = args.public.public_log()? else {
         return verify(&options);
     };
-    // A wrong command line is refused before anything is read, as the gate's own flags are.
-    let policy = pinned_policy(&LogKeys {
-        flags: "log-",
-        vkey: &p.log_vkey,
-        vkey_file: &p.log_vkey_file,
-        witness: &p.log_witness,
-        quorum: p.log_quorum,
-        witness_policy: p.log_witness_policy.as_deref(),
-    })?;
-    let source = LogAt::parse(log, FetchOptions::default())
-        .map_err(|e| Failure::usage(format!("--log {e}")))?;
+    let block = public_log.on_unavailable == OnUnavailable::Block;
     if options.format == Format::Sarif {
+        if block {
+            return Err(Failure::usage(
+                "the SARIF report has no place for the public record: --on-public-unavailable \
+                 block needs -format text or json",
+            ));
+        }
         eprintln!(
             "note: the SARIF report has no place for the public record, so --log was not read; \
              -format text or json shows it"
         );
         return verify(&options);
     }
-    let verify_options = Options {
-        policy,
-        state: p.log_state.as_deref().map(State::at),
-        generic: false,
-    };
+    // Opened while the gate reads the manifest and the lockfile.
+    let opening = public_log.start();
+    let refused = Cell::new(None);
     let (format, ascii) = (options.format, options.ascii);
-    verify_with(&options, |manifest| {
-        let consulted = consult(&source, &verify_options, manifest);
+    let exit = verify_with(&options, |manifest| {
+        let opened = opening.wait();
+        let consulted = opened.and_then(|record| {
+            let standings = record.standings(manifest, SystemTime::now())?;
+            Ok((record.checkpoint().clone(), standings))
+        });
+        if let (true, Err(e)) = (block, &consulted) {
+            refused.set(Some(refused_log(e)));
+        }
         let rendered = consulted.as_ref().map(|(checkpoint, standings)| {
             let shown = standings
                 .iter()
@@ -116,18 +87,11 @@ pub fn run(args: PinlogVerifyArgs) -> Result<Exit, Failure> {
                 json: Vec::new(),
             },
         }
-    })
-}
-
-/// The log verified (the state kept when given), then each server of `manifest` looked up.
-fn consult<S: LogSource>(
-    source: S,
-    options: &Options,
-    manifest: &Manifest<'_>,
-) -> Result<(Checkpoint, Vec<Standing>), VerifyError> {
-    let record = PublicRecord::open(source, options)?;
-    let standings = record.standings(manifest, SystemTime::now())?;
-    Ok((record.checkpoint().clone(), standings))
+    })?;
+    match refused.take() {
+        Some(failure) => Err(failure),
+        None => Ok(exit),
+    }
 }
 
 /// One server's standing with the difference, if any, already found.
@@ -215,14 +179,6 @@ fn difference(
 }
 
 type Consulted<'s> = Result<(&'s Checkpoint, Vec<Shown<'s>>), &'s VerifyError>;
-
-/// Why the log was not used, in the words `verify-log` would print.
-fn why_not(e: &VerifyError) -> String {
-    match e.severity {
-        Severity::Bad => format!("log BAD: {e}"),
-        Severity::Unreadable => format!("it could not be read: {e}"),
-    }
-}
 
 fn text_lines(consulted: &Consulted<'_>, ascii: bool) -> String {
     let t = |s: &str| -> String {

@@ -14,6 +14,8 @@ pub mod cli;
 pub mod command;
 pub mod mirror;
 pub mod outcome;
+#[cfg(feature = "cli")]
+pub mod public_log;
 pub mod record;
 pub mod verify_log;
 pub mod verify_proof;

@@ -5,8 +5,14 @@
 //! rules carry at the end (each server's last entry) is the index. Every entry and blob read
 //! afterwards is held to the verified root: an entry by its inclusion proof from the tiles, a
 //! blob by its digest. A source that changes after the check cannot change the answers.
+//!
+//! The index itself may come from the state's rules file (`FILE.rules`), which is the user's own
+//! but lies on disk where anything can write it. So every entry an answer rests on is read and
+//! held to the server asked about and the digest the index gave: a file that points a server at
+//! another's entry is refused, and the whole log is read again to rebuild the index.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::SystemTime;
 
 use pinlog_core::identity::PublicIdentity;
@@ -15,6 +21,7 @@ use pinlog_core::{Digest, ServerId};
 use pinlog_log::checkpoint::Checkpoint;
 use pinlog_log::entry::{Entry, Timestamp};
 use pinlog_log::merkle;
+use pinlog_log::note::MAX_NOTE;
 use pinlog_log::source::LogSource;
 use pinlog_log::surface_blob::{self, SurfaceBlob};
 use pinlog_log::tile_reader::TileReader;
@@ -35,7 +42,27 @@ pub struct PublicRecord<S> {
     /// The signed checkpoint as verified: a holder that finds the same text in the source knows
     /// the record is still current.
     note: String,
+    /// Each server's last entry and its surface, and whether the index was built by reading
+    /// every entry (rather than taken from a remembered rules file).
+    index: Mutex<Index>,
+    /// How the log was verified, to read it whole again.
+    options: Options,
+}
+
+struct Index {
     servers: HashMap<String, (u64, Digest)>,
+    whole: bool,
+}
+
+/// A server's entries, as [`PublicRecord::history`] walks them.
+#[derive(Debug, Clone)]
+pub struct ServerHistory {
+    /// How many entries the server has.
+    pub entries: u64,
+    /// Its first entry.
+    pub first: (u64, Entry),
+    /// Its newest entries, newest first.
+    pub newest: Vec<(u64, Entry)>,
 }
 
 /// The entry a comparison was made with.
@@ -139,13 +166,81 @@ impl<S: LogSource> PublicRecord<S> {
         if let Some(state) = &options.state {
             record(state, &verified, carried.as_ref())?;
         }
-        let servers = carried.map(|c| c.servers).unwrap_or_default();
+        let index = Index {
+            servers: carried.map(|c| c.servers).unwrap_or_default(),
+            whole: verified.checked_from == 0,
+        };
         Ok(PublicRecord {
             source,
             checkpoint: verified.opened.checkpoint,
             note: verified.opened.note_text,
-            servers,
+            index: Mutex::new(index),
+            options,
         })
+    }
+
+    /// Reads every entry again to rebuild the index, and replaces the remembered rules with what
+    /// this reading carries. The tree must still be the one verified: the answers are held to it.
+    fn reindex(&self, index: &mut Index) -> Result<(), VerifyError> {
+        let whole = Options {
+            state: None,
+            ..self.options.clone()
+        };
+        let (verified, carried) = check(&self.source, &whole, |_, _| {})?;
+        let opened = &verified.opened.checkpoint;
+        if opened.size != self.checkpoint.size || opened.root != self.checkpoint.root {
+            return Err(VerifyError::unreadable(
+                Location::Checkpoint,
+                "the log moved on while it was being read again; open it anew",
+            ));
+        }
+        if let Some(state) = &self.options.state {
+            record(state, &verified, carried.as_ref())?;
+        }
+        index.servers = carried.map(|c| c.servers).unwrap_or_default();
+        index.whole = true;
+        Ok(())
+    }
+
+    /// The servers the log holds an entry for, by identity, in no particular order.
+    pub fn servers(&self) -> Vec<ServerId> {
+        let index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        index
+            .servers
+            .keys()
+            .filter_map(|k| k.parse().ok())
+            .collect()
+    }
+
+    /// The last entry of `server`, proven included and proven to be that server's with the surface
+    /// the index gave; a rules file that says otherwise is refused and the log read whole.
+    fn last(
+        &self,
+        tiles: &mut TileReader<&S>,
+        server: &ServerId,
+    ) -> Result<Option<(u64, Entry)>, VerifyError> {
+        let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let Some(&(at, surface)) = index.servers.get(server.as_str()) else {
+                return Ok(None);
+            };
+            let (n, entry) = self.entry(tiles, at)?;
+            if entry.server == *server && entry.surface == surface {
+                return Ok(Some((n, entry)));
+            }
+            if index.whole {
+                return Err(VerifyError::bad(
+                    Location::Entry(at),
+                    "record-index",
+                    format!(
+                        "the index names entry {at} as the last of {server}, but it is not: \
+                         the log verified, yet its index does not match it"
+                    ),
+                ));
+            }
+            // Only the remembered rules file can be wrong here: the log read whole says.
+            self.reindex(&mut index)?;
+        }
     }
 
     /// The checkpoint the record was verified at.
@@ -167,11 +262,10 @@ impl<S: LogSource> PublicRecord<S> {
         version: Option<&str>,
         served: &Digest,
     ) -> Result<Compared, VerifyError> {
-        let Some((last, _)) = self.servers.get(server.as_str()) else {
+        let mut tiles = TileReader::new(&self.source, self.checkpoint.size);
+        let Some(latest) = self.last(&mut tiles, server)? else {
             return Ok(Compared::Absent);
         };
-        let mut tiles = TileReader::new(&self.source, self.checkpoint.size);
-        let latest = self.entry(&mut tiles, *last)?;
         let mut chosen = latest.clone();
         if let Some(v) = version {
             let mut at = Some(latest.clone());
@@ -182,7 +276,7 @@ impl<S: LogSource> PublicRecord<S> {
                     break;
                 }
                 at = match &e.previous {
-                    Some(p) => Some(self.entry(&mut tiles, p.index)?),
+                    Some(p) => Some(self.previous(&mut tiles, server, p.index)?),
                     None => None,
                 };
             }
@@ -197,22 +291,7 @@ impl<S: LogSource> PublicRecord<S> {
         if entry.surface == *served {
             return Ok(Compared::Matches(observed));
         }
-        let rel = format!("blobs/sha256/{}", entry.blob.hex());
-        let at = || Location::File(rel.clone());
-        let bytes = self
-            .source
-            .read(&rel, MAX_BLOB)
-            .map_err(|e| VerifyError::unreadable(at(), format!("cannot read {rel}: {e}")))?;
-        if Digest::of(&bytes) != entry.blob {
-            return Err(VerifyError::bad(
-                at(),
-                "blob-digest",
-                "the file changed since",
-            ));
-        }
-        let blob =
-            SurfaceBlob::read(bytes).map_err(|e| VerifyError::bad(at(), e.rule, e.detail))?;
-        Ok(Compared::Differs(observed, blob))
+        Ok(Compared::Differs(observed, self.blob(&entry.blob)?))
     }
 
     /// Where each server of `manifest` stands in the record, in the manifest's order; `now` counts
@@ -256,6 +335,93 @@ impl<S: LogSource> PublicRecord<S> {
             });
         }
         Ok(out)
+    }
+
+    /// `server`'s entries, newest first, as far back as its chain goes: each one proven
+    /// included and to be that server's, each link to an earlier entry than the last. `keep`
+    /// is how many of the newest are returned with the first; `None` for a server the log does
+    /// not hold.
+    pub fn history(
+        &self,
+        server: &ServerId,
+        keep: usize,
+    ) -> Result<Option<ServerHistory>, VerifyError> {
+        let mut tiles = TileReader::new(&self.source, self.checkpoint.size);
+        let Some(last) = self.last(&mut tiles, server)? else {
+            return Ok(None);
+        };
+        let mut newest = vec![last.clone()];
+        let (mut count, mut at) = (1u64, last);
+        while let Some(p) = at.1.previous.as_ref().map(|p| p.index) {
+            if p >= at.0 {
+                return Err(VerifyError::bad(
+                    Location::Entry(at.0),
+                    "entry-previous",
+                    format!(
+                        "entry {} names entry {p}, not an earlier one, as its previous",
+                        at.0
+                    ),
+                ));
+            }
+            at = self.previous(&mut tiles, server, p)?;
+            count += 1;
+            if newest.len() < keep {
+                newest.push(at.clone());
+            }
+        }
+        Ok(Some(ServerHistory {
+            entries: count,
+            first: at,
+            newest,
+        }))
+    }
+
+    /// The surface blob `digest` names, its bytes held to the digest.
+    pub fn blob(&self, digest: &Digest) -> Result<SurfaceBlob, VerifyError> {
+        let rel = format!("blobs/sha256/{}", digest.hex());
+        let at = || Location::File(rel.clone());
+        let bytes = self
+            .source
+            .read(&rel, MAX_BLOB)
+            .map_err(|e| VerifyError::unreadable(at(), format!("cannot read {rel}: {e}")))?;
+        if Digest::of(&bytes) != *digest {
+            return Err(VerifyError::bad(
+                at(),
+                "blob-digest",
+                "the file changed since",
+            ));
+        }
+        SurfaceBlob::read(bytes).map_err(|e| VerifyError::bad(at(), e.rule, e.detail))
+    }
+
+    /// The checkpoint the source serves now, as text: the same as [`PublicRecord::note`] while
+    /// the record is current.
+    pub fn served_note(&self) -> Option<String> {
+        self.source
+            .read("checkpoint", MAX_NOTE as u64)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+
+    /// Entry `index`, an earlier entry of `server` its chain names: the entry rules proved the
+    /// chain when the log was verified, and this holds each link to it again.
+    fn previous(
+        &self,
+        tiles: &mut TileReader<&S>,
+        server: &ServerId,
+        index: u64,
+    ) -> Result<(u64, Entry), VerifyError> {
+        let (n, entry) = self.entry(tiles, index)?;
+        if entry.server != *server {
+            return Err(VerifyError::bad(
+                Location::Entry(index),
+                "entry-previous",
+                format!(
+                    "an entry of {server} names entry {index}, of another server, as its previous"
+                ),
+            ));
+        }
+        Ok((n, entry))
     }
 
     /// Entry `index`, proven included in the verified tree.

@@ -18,7 +18,9 @@ use std::sync::{Arc, Mutex};
 use pinlog_core::json::Object;
 use pinlog_mcp::server::{CallError, Json, McpServer, ServerInfo, ToolDef, ToolResult, Tools};
 
-use crate::history::{self, LogConfig, LogIndex, LogProblem};
+use pinlog_verifier::public_log::PublicLog;
+
+use crate::history::{self, LogIndex, LogProblem};
 use pinlog_clients::guide as clients;
 
 pub const SERVER_STATUS: &str = "pinlog_server_status";
@@ -41,7 +43,7 @@ pub enum Pins {
 
 /// The lookup tools' state: where the log and the pins are, and the last verified index.
 pub struct LookupTools {
-    log: Option<LogConfig>,
+    log: Option<PublicLog>,
     pins: Pins,
     index: Mutex<Option<Arc<LogIndex>>>,
 }
@@ -65,12 +67,18 @@ fn string_property(description: &str, max: i64) -> Json {
 }
 
 impl LookupTools {
-    pub fn new(log: Option<LogConfig>, pins: Pins) -> LookupTools {
+    pub fn new(log: Option<PublicLog>, pins: Pins) -> LookupTools {
         LookupTools {
             log,
             pins,
             index: Mutex::new(None),
         }
+    }
+
+    /// Starts from a log already verified, if there is one.
+    pub fn opened(self, index: Option<LogIndex>) -> LookupTools {
+        *self.index.lock().unwrap_or_else(|e| e.into_inner()) = index.map(Arc::new);
+        self
     }
 
     /// Whether the tools that read this machine's pins are offered.
@@ -83,14 +91,14 @@ impl LookupTools {
         self.offers_pins() && self.log.is_some()
     }
 
-    /// The verified index of the log: the one verified last, while the checkpoint in the
-    /// directory is still the one it verified; else the log is verified and indexed again.
-    /// `None` when no log is configured.
+    /// The verified index of the log: the one verified last, while the log still serves the
+    /// checkpoint it verified; else the log is verified and indexed again. `None` when no log is
+    /// configured.
     pub fn index(&self) -> Option<Result<Arc<LogIndex>, LogProblem>> {
         let config = self.log.as_ref()?;
         let mut cached = self.index.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(index) = cached.as_ref() {
-            if history::current_note(&config.dir).as_deref() == Some(index.record.note()) {
+            if index.record.served_note().as_deref() == Some(index.record.note()) {
                 return Some(Ok(index.clone()));
             }
         }

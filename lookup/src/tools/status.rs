@@ -26,14 +26,17 @@ impl LookupTools {
             Some(Ok(i)) => i,
             Some(Err(problem)) => return log_problem(problem),
         };
-        let dir = &self.log.as_ref().expect("an index means a log").dir;
         let log = log_out(&index);
-        match index.find(asked) {
+        let found = match index.find(asked) {
+            Ok(f) => f,
+            Err(problem) => return log_problem(problem),
+        };
+        match found {
             Found::One(h) => {
                 m.push(("status", s("ok")));
                 m.extend(name_members("server", "server_name_altered", h.id.as_str()));
                 m.push(("log", log));
-                m.extend(history_members(&index, dir, h));
+                m.extend(history_members(&index, &h));
                 m.push(("note", s(NO_SERVER_TEXT)));
             }
             Found::Several(ids) => {
@@ -111,19 +114,19 @@ pub(super) fn log_problem(problem: LogProblem) -> ToolResult {
                 ),
             ));
         }
-        LogProblem::Unreadable { at } => {
+        LogProblem::Unreadable { at, .. } => {
             m.push(("status", s("log-unreadable")));
             m.push(("at", Out::Str(SafeStr::name(&at))));
             m.push((
                 "message",
-                s("The local copy of the log cannot be read (no checkpoint, or an I/O error)."),
+                s("The public log cannot be read (no checkpoint, an I/O error, or not in time)."),
             ));
         }
         LogProblem::Moved => {
             m.push(("status", s("log-changed-while-read")));
             m.push((
                 "message",
-                s("The log directory changed while it was read; ask again."),
+                s("The log changed after it was verified, while it was read; ask again."),
             ));
         }
     }
@@ -132,13 +135,9 @@ pub(super) fn log_problem(problem: LogProblem) -> ToolResult {
 
 /// A server's history: entries, first seen, last change, its current surface counted, and its
 /// latest entries newest first.
-fn history_members(
-    index: &LogIndex,
-    dir: &std::path::Path,
-    h: &History,
-) -> Vec<(&'static str, Out)> {
+fn history_members(index: &LogIndex, h: &History) -> Vec<(&'static str, Out)> {
     let current = h.recent.back().expect("a history has an entry");
-    let counts = index.counts(dir, current);
+    let counts = index.counts(current);
     let num =
         |f: fn(&history::Counts) -> u64| counts.as_ref().map_or(Out::Null, |c| Out::Num(f(c)));
     let mut cur = vec![
@@ -167,9 +166,7 @@ fn history_members(
         .iter()
         .rev()
         .map(|e| {
-            let tools = index
-                .counts(dir, e)
-                .map_or(Out::Null, |c| Out::Num(c.tools));
+            let tools = index.counts(e).map_or(Out::Null, |c| Out::Num(c.tools));
             obj(vec![
                 ("entry", Out::Num(e.index)),
                 ("observed_at", Out::Str(SafeStr::timestamp(&e.observed_at))),

@@ -49,12 +49,16 @@ pub trait Pins {
 pub struct PublicVerdict {
     /// What to tell the user, safe to print.
     pub line: String,
-    /// The outcome as a fixed token for the local log: `public-matches`, `public-differs` or
-    /// `public-absent`.
+    /// The outcome as a fixed token for the local log: `public-matches`, `public-differs`,
+    /// `public-absent`, or [`PUBLIC_UNAVAILABLE`].
     pub outcome: &'static str,
     /// For a difference: the public surface as a lockfile's bytes, and the server's id in it.
     pub public_lock: Option<(Vec<u8>, String)>,
 }
+
+/// The outcome of a public log that could not be used when the user asked to block on that:
+/// the session is blocked.
+pub const PUBLIC_UNAVAILABLE: &str = "public-unavailable";
 
 /// The public log, asked about a served surface; `None` when it has nothing to say (the server
 /// has no public identity, or the record could not be read, said in a note of its own).

@@ -31,6 +31,7 @@ use items::{Digests, Item};
 
 pub use interface::{
     code, Action, OnDrift, OnPublicMismatch, Outcome, Pins, Public, PublicVerdict,
+    PUBLIC_UNAVAILABLE,
 };
 
 /// What the proxy's own requests are for.

@@ -11,7 +11,7 @@ use pinlog_mcp::message::{self, Message, METHOD_NOT_FOUND};
 use super::items::{duplicate_name, item_name, Digests, Item};
 use super::{
     Action, Listing, OnDrift, OnPublicMismatch, Outcome, Phase, Pins, PublicVerdict, Purpose,
-    Session, CHECK_TIME,
+    Session, CHECK_TIME, PUBLIC_UNAVAILABLE,
 };
 use crate::check::{check, Served};
 
@@ -269,6 +269,17 @@ impl<P: Pins> Session<P> {
             let manifest = listing.served.manifest(&self.pins.id()).to_bytes();
             let (public_notes, verdict) = self.ask_public(&listing.served, &manifest);
             notes.extend(public_notes);
+            if verdict
+                .as_ref()
+                .is_some_and(|v| v.outcome == PUBLIC_UNAVAILABLE)
+            {
+                notes.push(Action::Note(format!(
+                    "blocked: {} was not compared with the public record, and nothing was pinned",
+                    quoted(&self.label, 64)
+                )));
+                notes.extend(self.stop(Outcome::Blocked, vec![PUBLIC_UNAVAILABLE.into()]));
+                return notes;
+            }
             if let Some(PublicVerdict {
                 public_lock: Some(lock),
                 ..
@@ -349,9 +360,10 @@ impl<P: Pins> Session<P> {
                 let (public_notes, verdict) =
                     self.ask_public(&listing.served, &manifest.to_bytes());
                 actions.extend(public_notes);
-                let public_differs = verdict.is_some_and(|v| v.public_lock.is_some());
+                let public_differs = verdict.as_ref().is_some_and(|v| v.public_lock.is_some());
+                let unavailable = verdict.is_some_and(|v| v.outcome == PUBLIC_UNAVAILABLE);
                 actions.extend(self.drift_notes(&drift, &manifest));
-                if public_differs && self.on_public == OnPublicMismatch::Block {
+                if unavailable || (public_differs && self.on_public == OnPublicMismatch::Block) {
                     actions.extend(self.stop(Outcome::Blocked, drift.labels));
                     return actions;
                 }
