@@ -123,7 +123,24 @@ enum Command {
     Pins(cli::pins::PinsArgs),
     /// Show a server's pending change field by field, every served string rendered safe
     Review(cli::pins::ServerArg),
-    /// Approve a server's pending change (all of it, or the tools named)
+    /// Approve a server's pending change (all of it, or the tools named), once a person confirms
+    ///
+    /// On a terminal, shows the change (its labels and the review, field by field) and a code of
+    /// 6 characters derived from exactly that change; only typing the code approves. An empty
+    /// answer, the end of input, "y" or anything else approves nothing (exit 1), and so does a
+    /// change replaced while the question was open. Without a terminal, approve refuses (exit 2)
+    /// unless given --yes, which approves unseen, for scripts a person runs.
+    ///
+    /// What this stops: an approval nobody looked at (a blind "y", a newline, `yes |`). What it
+    /// cannot stop: a process that can read the terminal and type into it, which to pinlog is the
+    /// person, or one that passes --yes. Where agents run a shell as the same user, turn on the
+    /// signed-lockfile mode: put the approvers' public keys in the file `approvers` in the pinlog
+    /// home. Then approve refuses, --yes too, and the proxy runs a server only under a lockfile
+    /// one of those keys signed (docs/PROXY.md, "Approving a change").
+    ///
+    /// Exit: 0 approved; 1 not confirmed, nothing approved; 2 the server named matches none or
+    /// several, no terminal and no --yes, or approvals come only from a signed lockfile; 4 the
+    /// store or the approvers file cannot be read.
     Approve(cli::pins::ApproveArgs),
     /// Forget a server's pin: the next session pins afresh
     Forget(cli::pins::ServerArg),

@@ -916,3 +916,230 @@ fn the_proxy_reads_a_listing_as_the_client_library_does() {
         text(&o.stdout)
     );
 }
+
+/// Drives `pinlog approve ARGS…` under a real pseudo-terminal (Python's `pty`): waits for the
+/// question, then answers as `answer` says: `eof` (Ctrl-D: the input ends), `enter`, `y`, `code`
+/// (the code shown, read off the screen) or `other` (a code of the right shape, not the one
+/// shown). Returns whether it was asked, the exit code and everything the terminal showed.
+fn approve_on_a_terminal(home: &Path, answer: &str, args: &[&str]) -> (bool, i32, String) {
+    const DRIVE: &str = r#"
+import json, os, pty, re, select, sys, time
+answer, argv = sys.argv[1], sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+screen = b""
+def read(until, seconds):
+    global screen
+    deadline = time.time() + seconds
+    while not until() and time.time() < deadline:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            screen += chunk
+asked = lambda: b"press Enter" in screen
+read(asked, 20)
+if asked():
+    code = re.search(rb"type the code ([0-9A-Z]{6}) ", screen).group(1)
+    typed = {"eof": b"\x04", "enter": b"\n", "y": b"y\n", "code": code + b"\n",
+             "other": (b"22222" + (b"3" if code.endswith(b"2") else b"2")) + b"\n"}[answer]
+    os.write(fd, typed)
+read(lambda: False, 20)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"asked": asked(), "exit": os.waitstatus_to_exitcode(status),
+                  "screen": screen.decode("utf-8", "replace")}))
+"#;
+    let o = Command::new(python())
+        .args(["-c", DRIVE, answer, pinlog_bin(), "approve"])
+        .args(args)
+        .env("PINLOG_HOME", home)
+        .output()
+        .unwrap();
+    let a: J = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&o.stdout), text(&o.stderr)));
+    (
+        a["asked"].as_bool().unwrap(),
+        i32::try_from(a["exit"].as_i64().unwrap()).unwrap(),
+        a["screen"].as_str().unwrap().to_string(),
+    )
+}
+
+/// The issue's report: with standard input on a pseudo-terminal, `pinlog approve` approved at
+/// once, showing nothing and asking nothing. Now it shows the change (labels and diff) with a
+/// code, and only that code approves: the end of input, an empty line, a blind "y" or another
+/// code approve nothing (exit 1, still pending); `--yes` approves without a terminal.
+#[test]
+fn approve_on_a_terminal_shows_the_change_and_takes_only_its_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    pin_fixture(home, &[]);
+    let (a, _) = burst(home, &["--name", "drift"], &[("DRIFT_TOOLS", "v2")]);
+    assert_eq!(a["call"]["error"]["code"], -32090, "{a}");
+    let pending = |home: &Path| {
+        let o = pinlog(home, &["pins"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        text(&o.stdout).contains("PENDING")
+    };
+    assert!(pending(home));
+    let mut codes = Vec::new();
+    for answer in ["eof", "enter", "y", "other"] {
+        let (asked, exit, screen) = approve_on_a_terminal(home, answer, &["drift"]);
+        assert!(asked, "{answer}: never asked: {screen}");
+        assert_eq!(exit, 1, "{answer}: {screen}");
+        assert!(screen.contains("nothing approved"), "{answer}: {screen}");
+        // What changes was shown before the question: the labels and the diff.
+        assert!(
+            screen.contains("changed since it was approved: ") && screen.contains("tool-changed"),
+            "{answer}: {screen}"
+        );
+        assert!(
+            screen.contains("/inputSchema/properties/notes"),
+            "{answer}: {screen}"
+        );
+        assert!(!screen.contains("approved every"), "{answer}: {screen}");
+        assert!(pending(home), "{answer}: approved anyway");
+        let code = screen.split("type the code ").nth(1).unwrap()[..6].to_string();
+        codes.push(code);
+    }
+    // One change, one code: it names the change, not the run.
+    assert!(codes.windows(2).all(|w| w[0] == w[1]), "{codes:?}");
+
+    let (asked, exit, screen) = approve_on_a_terminal(home, "code", &["drift"]);
+    assert!(asked, "{screen}");
+    assert_eq!(exit, 0, "{screen}");
+    assert!(
+        screen.contains("approved every pending change of \"drift\"")
+            && screen.contains("approval 2"),
+        "{screen}"
+    );
+    assert!(!pending(home));
+    let (a, o) = burst(home, &["--name", "drift"], &[("DRIFT_TOOLS", "v2")]);
+    assert!(a["call"]["result"].is_object(), "{a}\n{}", text(&o.stderr));
+
+    // Without a terminal, --yes approves (for scripts); without it, approve refuses (exit 2).
+    let (a, _) = burst(home, &["--name", "drift"], &[("DRIFT_TOOLS", "v1")]);
+    assert_eq!(a["call"]["error"]["code"], -32090, "{a}");
+    let o = Command::new(pinlog_bin())
+        .args(["approve", "drift"])
+        .env("PINLOG_HOME", home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(pending(home));
+    let o = Command::new(pinlog_bin())
+        .args(["approve", "drift", "--yes"])
+        .env("PINLOG_HOME", home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("approval 3"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(!pending(home));
+    assert_eq!(pinlog(home, &["audit"]).status.code(), Some(0));
+}
+
+/// With the approvers' keys in the pinlog home, no one without an approver's key approves:
+/// `pinlog approve` refuses (--yes and on a terminal alike), and the proxy runs a server only
+/// under a lockfile an approver signed, held to it alone.
+#[test]
+fn where_approvals_come_only_from_a_signed_lockfile_no_one_else_approves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let config = json!({"mcpServers": {"drift": {"command": python(), "args": [installed("tests/fixtures/drift_server.py")]}}});
+    std::fs::write(home.join("mcp.json"), config.to_string()).unwrap();
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = Command::new(pinlog_bin());
+        c.current_dir(home).args(args).env("PINLOG_HOME", home);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+    };
+    pin_fixture(home, &[]);
+    let (a, _) = burst(home, &["--name", "drift"], &[("DRIFT_TOOLS", "v2")]);
+    assert_eq!(a["call"]["error"]["code"], -32090, "{a}");
+    run(&["key", "-o", "approver.pem"], &[]);
+    run(&["key", "-o", "someone.pem"], &[]);
+    std::fs::copy(home.join("approver.pem.pub"), home.join("approvers")).unwrap();
+
+    let o = pinlog(home, &["approve", "drift", "--yes"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("only from a lockfile signed by an approver key"),
+        "{}",
+        text(&o.stderr)
+    );
+    let (asked, exit, screen) = approve_on_a_terminal(home, "code", &["drift"]);
+    assert!(!asked && exit == 2, "{screen}");
+    assert!(text(&pinlog(home, &["pins"]).stdout).contains("PENDING"));
+
+    // The pin no longer decides: without --lock, nothing runs.
+    let (a, o) = burst(home, &["--name", "drift"], &[]);
+    assert_eq!(a["exit_code"], 4, "{a}\n{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("run the proxy with --lock"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    run(
+        &["export", "-config", "mcp.json", "-o", "manifest.json"],
+        &[],
+    );
+    run(&["lock", "-o", "mcp.lock.json", "manifest.json"], &[]);
+    let lock = home.join("mcp.lock.json").to_string_lossy().to_string();
+    let locked = ["--name", "drift", "--lock", lock.as_str()];
+    let refused = |env: &[(&str, &str)], why: &str| {
+        let (a, o) = burst(home, &locked, env);
+        assert_eq!(a["exit_code"], 4, "{why}: {a}\n{}", text(&o.stderr));
+        assert!(a["initialize"].is_null(), "{a}");
+        assert!(text(&o.stderr).contains(why), "{}", text(&o.stderr));
+    };
+    refused(&[], "has no signature");
+    run(
+        &["sign", "-lock", "mcp.lock.json", "-key", "someone.pem"],
+        &[],
+    );
+    refused(&[], "signature-foreign-key");
+    run(
+        &["sign", "-lock", "mcp.lock.json", "-key", "approver.pem"],
+        &[],
+    );
+    let (a, o) = burst(home, &locked, &[]);
+    assert!(a["call"]["result"].is_object(), "{a}\n{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("is signed by the approver key"),
+        "{}",
+        text(&o.stderr)
+    );
+    // The change the pin store holds pending is not what the lock approves: blocked.
+    let (a, _) = burst(home, &locked, &[("DRIFT_TOOLS", "v2")]);
+    assert_eq!(a["call"]["error"]["code"], -32090, "{a}");
+    // A server the lock does not name is never pinned on first use: that would approve it.
+    let (a, o) = burst(home, &["--name", "other", "--lock", lock.as_str()], &[]);
+    assert_eq!(a["exit_code"], 4, "{a}\n{}", text(&o.stderr));
+
+    // The approver approves the change: locks what is served now and signs it.
+    run(
+        &["export", "-config", "mcp.json", "-o", "manifest.json"],
+        &[("DRIFT_TOOLS", "v2")],
+    );
+    run(&["lock", "-o", "mcp.lock.json", "manifest.json"], &[]);
+    refused(&[("DRIFT_TOOLS", "v2")], "signature-other-lockfile");
+    run(
+        &["sign", "-lock", "mcp.lock.json", "-key", "approver.pem"],
+        &[],
+    );
+    let (a, o) = burst(home, &locked, &[("DRIFT_TOOLS", "v2")]);
+    assert!(a["call"]["result"].is_object(), "{a}\n{}", text(&o.stderr));
+}

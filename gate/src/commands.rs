@@ -309,9 +309,8 @@ pub fn verify_with(
 /// The signature's state: checked against the pinned keys when there are any (every failure is
 /// exit 4: the lockfile cannot be read as an approval), otherwise only noticed.
 fn check_signature(args: &VerifyOptions, lock_bytes: &[u8]) -> Result<SignatureState, Failure> {
-    let sig = signature_path(&args.lock);
     if args.pubkey.is_empty() {
-        return Ok(if sig.exists() {
+        return Ok(if signature_path(&args.lock).exists() {
             SignatureState::Unchecked
         } else {
             SignatureState::Absent
@@ -324,14 +323,30 @@ fn check_signature(args: &VerifyOptions, lock_bytes: &[u8]) -> Result<SignatureS
                 .map_err(|e| Failure::unreadable(format!("-pubkey {}: {e}", shown(p))))?,
         );
     }
+    let envelope = check_lock_signature(&args.lock, lock_bytes, &trusted, args.max_signature_age)?;
+    Ok(SignatureState::Verified {
+        public_key_fingerprint: envelope.public_key_fingerprint,
+        signed_at: envelope.signed_at.clone(),
+    })
+}
+
+/// The signature beside the lockfile `lock` (`LOCK.sig`), checked against `trusted` (and, with
+/// `max_age`, its age): the envelope when it holds. Every failure is exit 4, as the lockfile
+/// cannot be read as an approval; `lock_bytes` are the lockfile as read.
+pub fn check_lock_signature(
+    lock: &Path,
+    lock_bytes: &[u8],
+    trusted: &[signature::PublicKey],
+    max_age: Option<Duration>,
+) -> Result<signature::Envelope, Failure> {
+    let sig = signature_path(lock);
     let sig_bytes = match read_bounded(&sig, 64 << 10) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Failure::unreadable(format!(
-                "-pubkey was given and the lockfile has no signature at {}: sign it with `pinlog \
-                 sign -lock {} -key KEY`",
+                "the lockfile has no signature at {}: sign it with `pinlog sign -lock {} -key KEY`",
                 shown(&sig),
-                shown(&args.lock)
+                shown(lock)
             )))
         }
         Err(e) => {
@@ -344,19 +359,10 @@ fn check_signature(args: &VerifyOptions, lock_bytes: &[u8]) -> Result<SignatureS
     let envelope = signature::read_envelope(&sig_bytes)
         .map_err(|e| Failure::unreadable(format!("{}: {e}", shown(&sig))))?;
     let digest = canonical_digest(lock_bytes)
-        .map_err(|e| Failure::unreadable(format!("the lockfile {}: {e}", shown(&args.lock))))?;
-    signature::check(
-        &envelope,
-        &trusted,
-        &digest,
-        signature::now_unix(),
-        args.max_signature_age,
-    )
-    .map_err(|e| Failure::unreadable(format!("{}: {e}", shown(&sig))))?;
-    Ok(SignatureState::Verified {
-        public_key_fingerprint: envelope.public_key_fingerprint,
-        signed_at: envelope.signed_at.clone(),
-    })
+        .map_err(|e| Failure::unreadable(format!("the lockfile {}: {e}", shown(lock))))?;
+    signature::check(&envelope, trusted, &digest, signature::now_unix(), max_age)
+        .map_err(|e| Failure::unreadable(format!("{}: {e}", shown(&sig))))?;
+    Ok(envelope)
 }
 
 /// `key`: a new Ed25519 key pair for signing lockfiles.

@@ -13,23 +13,36 @@ use pinlog_core::render::{quoted, safe, safe_ascii};
 use pinlog_gate::report_text::render;
 use pinlog_gate::{Gate, Inputs, Report, SignatureState};
 
+use crate::approvers::Approvers;
+use crate::confirm::{ChangeId, Refusal};
 use crate::store::{PinStoreError, Pinned, ServerKey, Store};
 
 /// Why a command failed.
 #[derive(Debug)]
 pub enum CommandError {
-    /// The server named matches none, or several.
+    /// The server named matches none, or several; or approvals here come only from a signed
+    /// lockfile.
     Usage(String),
+    /// The person did not confirm what was shown: nothing was approved.
+    NotConfirmed(Refusal),
+    /// A setting in the pinlog home cannot be read, or the terminal written.
+    Io(String),
     Store(PinStoreError),
 }
 
 impl CommandError {
-    /// 2 for a server that cannot be found from what was given, 1 when the local log does not
-    /// verify (a departure proven), 4 when the store cannot be read or written.
+    /// 2 for a server that cannot be found from what was given (or an approval this machine
+    /// takes only from a signed lockfile), 1 when the local log does not verify (a departure
+    /// proven) or an approval was not confirmed (or what was shown changed meanwhile), 4 when
+    /// the store or a setting cannot be read, or the store written.
     pub fn exit(&self) -> Exit {
         match self {
             CommandError::Usage(_) => Exit::Usage,
-            CommandError::Store(PinStoreError::Audit { .. }) => Exit::Bad,
+            CommandError::NotConfirmed(_) => Exit::Bad,
+            CommandError::Io(_) => Exit::Unreadable,
+            CommandError::Store(PinStoreError::Audit { .. } | PinStoreError::Replaced(_)) => {
+                Exit::Bad
+            }
             CommandError::Store(_) => Exit::Unreadable,
         }
     }
@@ -38,7 +51,8 @@ impl CommandError {
 impl fmt::Display for CommandError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CommandError::Usage(why) => f.write_str(why),
+            CommandError::Usage(why) | CommandError::Io(why) => f.write_str(why),
+            CommandError::NotConfirmed(r) => r.fmt(f),
             CommandError::Store(e) => e.fmt(f),
         }
     }
@@ -148,6 +162,7 @@ pub fn pins(store: &Store, server: Option<&str>, ascii: bool) -> Result<String, 
             if p.pending.is_some() {
                 out.push('\n');
                 out.push_str(&review_of(&key, &p, ascii)?.0);
+                out.push_str(&how_to_approve(&key));
             }
         }
     }
@@ -185,33 +200,77 @@ fn review_of(key: &ServerKey, p: &Pinned, ascii: bool) -> Result<(String, Exit),
         SignatureState::Absent,
         inputs,
     );
-    let mut text = render(&report, ascii);
-    let _ = writeln!(
-        text,
+    Ok((render(&report, ascii), report.status.exit()))
+}
+
+fn how_to_approve(key: &ServerKey) -> String {
+    format!(
         "\napprove all of it with `pinlog approve {key}`, or only some tools with \
-         `pinlog approve {key} TOOL…`; `pinlog forget {key}` drops the pin"
-    );
-    Ok((text, report.status.exit()))
+         `pinlog approve {key} TOOL…`; `pinlog forget {key}` drops the pin\n"
+    )
 }
 
 /// `pinlog review ID`: field by field, what the server served against what was approved, every
 /// served string rendered safe. The exit code is the gate's (0 when nothing is pending).
 pub fn review(store: &Store, given: &str, ascii: bool) -> Result<(String, Exit), CommandError> {
     let key = resolve(store, given)?;
-    review_of(&key, &pinned(store, &key)?, ascii)
+    let p = pinned(store, &key)?;
+    let (mut text, exit) = review_of(&key, &p, ascii)?;
+    if p.pending.is_some() {
+        text.push_str(&how_to_approve(&key));
+    }
+    Ok((text, exit))
 }
 
-/// `pinlog approve ID [TOOL…]`.
-pub fn approve(
-    store: &Store,
-    given: &str,
-    tools: &[String],
-    ascii: bool,
-) -> Result<String, CommandError> {
-    let key = resolve(store, given)?;
-    let p = pinned(store, &key)?;
-    let done = store.approve(&key, tools)?;
-    let label = show(&p.label, ascii);
+/// `pinlog approve` refuses, `--yes` or not, where approvals come only from a lockfile an
+/// approver signed (crate::approvers).
+fn approvals_here(store: &Store) -> Result<(), CommandError> {
+    match Approvers::from_home(store.home_dir()) {
+        Ok(None) => Ok(()),
+        Ok(Some(a)) => Err(CommandError::Usage(format!(
+            "approvals on this machine come only from a lockfile signed by an approver key ({}, \
+             naming {}): approve by locking the served surface again (`pinlog lock`), signing the \
+             lockfile (`pinlog sign`) and running the proxy with --lock; nothing approved",
+            a.path().display(),
+            a.fingerprints().join(", ")
+        ))),
+        Err(why) => Err(CommandError::Io(format!(
+            "{why}; it names who may approve, so nothing is approved"
+        ))),
+    }
+}
+
+/// What `pinlog approve` shows a person before approving: the change and the code that
+/// confirms it. Only [`Proposal::confirm`] with that code makes it something to approve.
+#[derive(Debug)]
+pub struct Proposal {
+    key: ServerKey,
+    tools: Vec<String>,
+    change: ChangeId,
+    what: String,
+    /// The change: its labels and the review, field by field, every served string safe.
+    pub shown: String,
+    /// The question, with the code.
+    pub prompt: String,
+}
+
+/// A proposal the person confirmed by typing its code.
+#[derive(Debug)]
+pub struct Confirmed(Proposal);
+
+impl Proposal {
+    /// `answer` is one line as read from the terminal (empty when the input ended): the code
+    /// shown, or nothing is approved.
+    pub fn confirm(self, answer: &[u8]) -> Result<Confirmed, CommandError> {
+        self.change
+            .confirm(answer)
+            .map_err(CommandError::NotConfirmed)?;
+        Ok(Confirmed(self))
+    }
+}
+
+/// What is approved, in words: every pending change, or the tools named.
+fn what(key: &ServerKey, label: &str, tools: &[String], ascii: bool) -> String {
     let what = match tools.is_empty() {
         true => "every pending change".to_string(),
         false => {
@@ -222,18 +281,77 @@ pub fn approve(
             format!("the tool(s) {}", names.join(", "))
         }
     };
-    let mut out = format!(
-        "approved {what} of \"{label}\" ({key}): approval {}\n",
-        done.serial
+    format!("{what} of \"{}\" ({key})", show(label, ascii))
+}
+
+/// `pinlog approve ID [TOOL…]` on a terminal, first half: the change and the code to type.
+pub fn propose(
+    store: &Store,
+    given: &str,
+    tools: &[String],
+    ascii: bool,
+) -> Result<Proposal, CommandError> {
+    approvals_here(store)?;
+    let key = resolve(store, given)?;
+    let p = pinned(store, &key)?;
+    let Some(pending) = &p.pending else {
+        return Err(PinStoreError::Refused(format!(
+            "nothing is pending for {key}: it last served what was approved"
+        ))
+        .into());
+    };
+    let change = ChangeId::of(&key, &p, tools).expect("something is pending");
+    let mut shown = format!(
+        "\"{}\" ({key}) changed since it was approved: {}\n\n",
+        show(&p.label, ascii),
+        show(&pending.labels.join(", "), ascii)
     );
+    shown.push_str(&review_of(&key, &p, ascii)?.0);
+    let what = what(&key, &p.label, tools, ascii);
+    Ok(Proposal {
+        prompt: change.prompt(&what),
+        key,
+        tools: tools.to_vec(),
+        change,
+        what,
+        shown,
+    })
+}
+
+/// `pinlog approve ID [TOOL…]` on a terminal, second half: approves what was shown and
+/// confirmed, if it is still what is pending (exit 1 otherwise).
+pub fn approve_confirmed(store: &Store, confirmed: Confirmed) -> Result<String, CommandError> {
+    let Confirmed(p) = confirmed;
+    approvals_here(store)?;
+    let done = store.approve_shown(&p.key, &p.tools, &p.change)?;
+    Ok(approved(&p.key, &p.what, &done))
+}
+
+/// `pinlog approve ID [TOOL…] --yes`: approves what is pending when it runs, unseen (for scripts
+/// a person runs).
+pub fn approve(
+    store: &Store,
+    given: &str,
+    tools: &[String],
+    ascii: bool,
+) -> Result<String, CommandError> {
+    approvals_here(store)?;
+    let key = resolve(store, given)?;
+    let p = pinned(store, &key)?;
+    let done = store.approve(&key, tools)?;
+    Ok(approved(&key, &what(&key, &p.label, tools, ascii), &done))
+}
+
+fn approved(key: &ServerKey, what: &str, done: &crate::store::Approved) -> String {
+    let mut out = format!("approved {what}: approval {}\n", done.serial);
     if let Some(labels) = &done.pending {
         let _ = writeln!(
             out,
             "still pending: {}; `pinlog review {key}` shows it",
-            labels.join(", ")
+            safe(&labels.join(", "))
         );
     }
-    Ok(out)
+    out
 }
 
 /// `pinlog forget ID`.

@@ -11,12 +11,12 @@ use pinlog_core::render::safe;
 use pinlog_core::identity::PublicIdentity;
 use pinlog_core::package::Package;
 
-use crate::launch;
 use crate::options::ProxyOptions;
 use crate::pins::{LockPins, StorePins};
 use crate::public::open_public;
 use crate::stdio::{self, Ended, StdioOptions};
 use crate::store::{ServerKey, Store};
+use crate::{approvers, launch};
 
 /// What people see a server called when no --name is given: the command's file name, and for an
 /// interpreter or a runner the first argument that is not a flag.
@@ -78,6 +78,7 @@ pub fn run(args: &ProxyOptions) -> Result<u8, Failure> {
             "{e}; the server was not started (`pinlog forget {key}` drops the pin)"
         )));
     }
+    let home = store.home_dir().to_path_buf();
     let store_pins = StorePins {
         store,
         key,
@@ -101,6 +102,8 @@ pub fn run(args: &ProxyOptions) -> Result<u8, Failure> {
             let read = pinlog_core::lockfile::Lockfile::read(&lock).map_err(|e| {
                 Failure::unreadable(format!("the lockfile {}: {e}", path.display()))
             })?;
+            // Where approvals come only from a signed lockfile, it alone decides.
+            let only_locked = args.only_locked || approvers::enforce(&home, Some((path, &lock)))?;
             // The lock pins what runs, too: a runner's package goes to the locked version.
             let package = read.server(&label).and_then(|s| s.package.clone());
             let mut options = options;
@@ -117,10 +120,10 @@ pub fn run(args: &ProxyOptions) -> Result<u8, Failure> {
                 options.argv = launch.argv;
             }
             // A server the lock does not name is refused before it runs, with --only-locked.
-            if args.only_locked && read.server(&label).is_none() {
+            if only_locked && read.server(&label).is_none() {
                 return Err(Failure::unreadable(format!(
-                    "the lockfile {} does not name the server {} and --only-locked is set; \
-                         the server was not started",
+                    "the lockfile {} does not name the server {} and --only-locked is set (or \
+                     approvals come only from a signed lockfile); the server was not started",
                     path.display(),
                     pinlog_core::render::quoted(&label, 64)
                 )));
@@ -129,11 +132,12 @@ pub fn run(args: &ProxyOptions) -> Result<u8, Failure> {
                 lock,
                 lock_path: path.display().to_string(),
                 id: label,
-                fallback: (!args.only_locked).then_some(store_pins),
+                fallback: (!only_locked).then_some(store_pins),
             };
             runtime.block_on(stdio::run(options, pins))
         }
         None => {
+            approvers::enforce(&home, None)?;
             let mut options = options;
             options.public = open_public(
                 args.public_log.as_ref(),

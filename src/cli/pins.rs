@@ -1,7 +1,8 @@
 //! `pinlog pins`, `review`, `approve`, `forget` and `audit`: the proxy's pin store, shown and
 //! changed by a person. Exit codes (docs/PROXY.md): 0 done, 1 the local log does not verify (or,
-//! for review, the pending change departs), 2 a server that cannot be found from what was given,
-//! 4 the store cannot be read or written.
+//! for review, the pending change departs; for approve, the person did not confirm), 2 a server
+//! that cannot be found from what was given (or approve without a terminal or --yes, or where
+//! approvals come only from a signed lockfile), 4 the store cannot be read or written.
 
 use clap::Args;
 use pinlog_core::exit::{Exit, Failure};
@@ -36,14 +37,17 @@ pub struct ApproveArgs {
     /// Approve only these pending tools [default: everything pending]
     #[arg(value_name = "TOOL")]
     pub tools: Vec<String>,
-    /// Approve without a terminal (for scripts a person runs); otherwise approve refuses to run
-    /// unless standard input is a terminal, so that an agent with a shell cannot approve
+    /// Approve what is pending without showing it or asking (for scripts a person runs; an
+    /// agent that may run this can approve anything)
     #[arg(long)]
     pub yes: bool,
     /// Write every non-ASCII character as <U+XXXX>
     #[arg(long)]
     pub ascii: bool,
 }
+
+/// The longest line read as the answer; anything longer is refused.
+const MAX_LINE: u64 = pinlog_proxy::confirm::MAX_ANSWER as u64 + 1;
 
 fn with_store(
     f: impl FnOnce(&Store) -> Result<(String, Exit), CommandError>,
@@ -65,15 +69,39 @@ pub fn review(args: ServerArg) -> Result<Exit, Failure> {
 }
 
 pub fn approve(args: ApproveArgs) -> Result<Exit, Failure> {
-    use std::io::IsTerminal;
-    if !args.yes && !std::io::stdin().is_terminal() {
+    use std::io::{BufRead, IsTerminal, Read, Write};
+    if args.yes {
+        return with_store(|s| {
+            commands::approve(s, &args.server, &args.tools, args.ascii).map(|t| (t, Exit::Ok))
+        });
+    }
+    if !std::io::stdin().is_terminal() {
         return Err(Failure::usage(
-            "approve is a person's decision: run it in a terminal after `pinlog review`, or pass \
-             --yes",
+            "approve is a person's decision: run it in a terminal, where it shows the change and \
+             asks for its code, or pass --yes in a script",
         ));
     }
     with_store(|s| {
-        commands::approve(s, &args.server, &args.tools, args.ascii).map(|t| (t, Exit::Ok))
+        let proposal = commands::propose(s, &args.server, &args.tools, args.ascii)?;
+        let mut out = std::io::stdout().lock();
+        let shown =
+            write!(out, "{}\n{}", proposal.shown, proposal.prompt).and_then(|_| out.flush());
+        shown.map_err(|e| CommandError::Io(format!("cannot write to the terminal: {e}")))?;
+        drop(out);
+        // One line, bounded: the end of input reads as no answer.
+        let mut answer = Vec::new();
+        let read = std::io::stdin()
+            .lock()
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut answer);
+        if read.is_err() {
+            answer.clear();
+        }
+        if answer.is_empty() {
+            println!();
+        }
+        let confirmed = proposal.confirm(&answer)?;
+        commands::approve_confirmed(s, confirmed).map(|t| (t, Exit::Ok))
     })
 }
 

@@ -17,6 +17,7 @@ use super::requests::handle;
 use super::{HttpOptions, Proxy, CLIENT_TIME, IDLE_TIME};
 use pinlog_core::identity::PublicIdentity;
 
+use crate::approvers;
 use crate::options::ProxyOptions;
 use crate::pins::{LockPins, StorePins};
 use crate::public::open_public;
@@ -68,16 +69,23 @@ pub fn run_listener(args: &ProxyOptions, upstream: &str) -> Result<u8, Failure> 
             let read = pinlog_core::lockfile::Lockfile::read(&bytes).map_err(|e| {
                 Failure::unreadable(format!("the lockfile {}: {e}", path.display()))
             })?;
-            if args.only_locked && read.server(&label).is_none() {
+            // Where approvals come only from a signed lockfile, it alone decides.
+            let only_locked =
+                args.only_locked || approvers::enforce(store.home_dir(), Some((path, &bytes)))?;
+            if only_locked && read.server(&label).is_none() {
                 return Err(Failure::unreadable(format!(
-                    "the lockfile {} does not name the server {} and --only-locked is set",
+                    "the lockfile {} does not name the server {} and --only-locked is set (or \
+                     approvals come only from a signed lockfile)",
                     path.display(),
                     quoted(&label, 64)
                 )));
             }
-            Some((bytes, path.display().to_string()))
+            Some((bytes, path.display().to_string(), only_locked))
         }
     };
+    if lock.is_none() {
+        approvers::enforce(store.home_dir(), None)?;
+    }
     let store_pins = StorePins {
         store,
         key: key.clone(),
@@ -98,7 +106,7 @@ pub fn run_listener(args: &ProxyOptions, upstream: &str) -> Result<u8, Failure> 
         "pinlog: listening on http://{bound}/ for {} (server key {key})",
         quoted(&label, 64)
     );
-    let package = lock.as_ref().and_then(|(bytes, _)| {
+    let package = lock.as_ref().and_then(|(bytes, _, _)| {
         let read = pinlog_core::lockfile::Lockfile::read(bytes).ok()?;
         read.server(&label).and_then(|s| s.package.clone())
     });
@@ -113,12 +121,12 @@ pub fn run_listener(args: &ProxyOptions, upstream: &str) -> Result<u8, Failure> 
         public: open_public(args.public_log.as_ref(), args.on_public_mismatch, identity),
     };
     match lock {
-        Some((lock, lock_path)) => {
+        Some((lock, lock_path, only_locked)) => {
             let pins = LockPins {
                 lock,
                 lock_path,
                 id: label,
-                fallback: (!args.only_locked).then_some(store_pins),
+                fallback: (!only_locked).then_some(store_pins),
             };
             runtime.block_on(serve(listener, options, pins, stop()))
         }

@@ -14,6 +14,7 @@ use super::{
     labels_to_text, now, one_server, Approved, FirstUse, PinStoreError, ServerKey, Store,
     CLEAR_PENDING,
 };
+use crate::confirm::ChangeId;
 use crate::events::{self, Event, Kind};
 
 /// The surface of a one-server manifest, apart from when and how it was captured: the digest of
@@ -238,8 +239,32 @@ impl Store {
     /// Takes the pending surface into the pin: all of it when `tools` is empty, else only those
     /// tools (changed, added, or removed), and the rest stays pending.
     pub fn approve(&self, key: &ServerKey, tools: &[String]) -> Result<Approved, PinStoreError> {
+        self.approving(key, tools, None)
+    }
+
+    /// As [`Store::approve`], only if what is pending is still the change `shown` (the one a
+    /// person was shown and confirmed), checked in the approving transaction; else
+    /// [`PinStoreError::Replaced`], and nothing is written.
+    pub fn approve_shown(
+        &self,
+        key: &ServerKey,
+        tools: &[String],
+        shown: &ChangeId,
+    ) -> Result<Approved, PinStoreError> {
+        self.approving(key, tools, Some(shown))
+    }
+
+    fn approving(
+        &self,
+        key: &ServerKey,
+        tools: &[String],
+        shown: Option<&ChangeId>,
+    ) -> Result<Approved, PinStoreError> {
         self.writing(|tx| {
             let p = self.must_load(tx, key)?;
+            if shown.is_some_and(|s| ChangeId::of(key, &p, tools).as_ref() != Some(s)) {
+                return Err(PinStoreError::Replaced(key.clone()));
+            }
             let Some(pending) = &p.pending else {
                 return Err(PinStoreError::Refused(format!(
                     "nothing is pending for {key}: it last served what was approved"

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use super::ServerKey;
 use crate::events::LogError;
 
 /// Why the store refused or failed.
@@ -20,6 +21,9 @@ pub enum PinStoreError {
     /// The request cannot be carried out (nothing pending, a surface that cannot be read…);
     /// nothing was written.
     Refused(String),
+    /// What is pending for the server is no longer the change a person was shown: a session
+    /// recorded another meanwhile, or it was approved or released. Nothing was written.
+    Replaced(ServerKey),
     /// The local log does not verify: `index` is the first event that disagrees.
     Audit { index: u64, why: String },
 }
@@ -43,6 +47,12 @@ impl fmt::Display for PinStoreError {
             PinStoreError::Io(why) => f.write_str(why),
             PinStoreError::Sql(e) => write!(f, "the pin store failed: {e}"),
             PinStoreError::Refused(why) => f.write_str(why),
+            PinStoreError::Replaced(key) => write!(
+                f,
+                "what is pending for {key} changed after it was shown (a session recorded another \
+                 change, or it was approved or released meanwhile): nothing approved; run approve \
+                 again to see what is pending now"
+            ),
             PinStoreError::Audit { index, why } => write!(
                 f,
                 "the local log does not verify at event {index}: {why}. Nothing more is written \

@@ -186,6 +186,11 @@ impl Store {
         &self.path
     }
 
+    /// The pinlog home the store is in, where the settings beside it are.
+    pub fn home_dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+
     fn connect(path: PathBuf) -> Result<Store, PinStoreError> {
         let unreadable = |why: String| PinStoreError::Unreadable {
             path: path.clone(),
