@@ -20,7 +20,7 @@ use pinlog_core::identity::PublicIdentity;
 use crate::options::ProxyOptions;
 use crate::pins::{LockPins, StorePins};
 use crate::public::open_public;
-use crate::session::Pins;
+use crate::session::{Pins, WireIds};
 use crate::store::{ServerKey, Store};
 
 const CONNECT_TIME: Duration = Duration::from_secs(10);
@@ -172,7 +172,7 @@ where
         url,
         client,
         sessions: Mutex::new(HashMap::new()),
-        sessionless: Mutex::new(None),
+        wire: WireIds::default(),
     });
     tokio::pin!(shutdown);
     loop {
