@@ -448,16 +448,20 @@ fn conformance_2026_scenarios_have_the_same_outcomes_through_the_proxy() {
     assert!(differ.is_empty(), "{differ:#?}");
 }
 
-/// Posts an initialize, `notifications/initialized` and two `tools/list` to the URL given, and
-/// prints the bodies of the three answers as a JSON list of strings.
+/// Posts an initialize, `notifications/initialized` and two `tools/list` to the URL given (with
+/// the session id the proxy gave), and prints the bodies of the three answers as a JSON list of
+/// strings.
 const RAW_CLIENT: &str = r#"
 import json, sys, urllib.error, urllib.request
+session = {}
 def post(obj):
     req = urllib.request.Request(sys.argv[1], data=json.dumps(obj).encode(), method="POST",
         headers={"Content-Type": "application/json",
-                 "Accept": "application/json, text/event-stream"})
+                 "Accept": "application/json, text/event-stream", **session})
     try:
         with urllib.request.urlopen(req, timeout=20) as r:
+            if r.headers.get("Mcp-Session-Id"):
+                session["Mcp-Session-Id"] = r.headers["Mcp-Session-Id"]
             return r.read().decode()
     except urllib.error.HTTPError as e:
         return e.read().decode()

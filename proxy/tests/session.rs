@@ -1,13 +1,15 @@
 //! The session state machine, line by line: what reaches the server and the client, in order,
 //! for first use, a surface that holds, drift in block and hold mode, a change back, a listing
-//! changed mid-session and a listing that names one tool twice. The approved surface is kept in
+//! changed mid-session, a listing that names one tool twice, and a cancellation under the id the
+//! server knows the request by, in sessions whose ids never collide. The approved surface is kept in
 //! memory here; the SQLite store has its own tests, and tests/proxy_cli.rs runs real clients and
 //! servers through the binary.
 
 use pinlog_core::lockfile::Lockfile;
 use pinlog_core::manifest::Manifest;
 use pinlog_gate::lock::{approve, Approval};
-use pinlog_proxy::session::{code, Action, OnDrift, Outcome, Pins, Session};
+use pinlog_mcp::message::Id;
+use pinlog_proxy::session::{code, Action, OnDrift, Outcome, Pins, Session, WireIds};
 use serde_json::{json, Value as J};
 
 /// Pins in memory: a lockfile's bytes, as the store keeps them.
@@ -441,4 +443,51 @@ fn ids_never_collide_and_announcements_in_a_row_list_once_more() {
         )));
         assert_eq!(c[0]["id"], client);
     }
+}
+
+#[test]
+fn sessions_sharing_wire_ids_never_collide_and_a_cancellation_names_the_wire_id() {
+    let mut first = Session::new(MemPins::default(), "w", OnDrift::Block, 1 << 20);
+    checked(&mut first, &[tool("weather", "Tell the weather.")]);
+    let pin = first_pin(first);
+    let ids = WireIds::default();
+    let open = || {
+        let pins = MemPins {
+            pin: pin.clone(),
+            ..MemPins::default()
+        };
+        let mut s = Session::new(pins, "w", OnDrift::Block, 1 << 20).with_wire_ids(ids.clone());
+        let (server, _) = checked(&mut s, &[tool("weather", "Tell the weather.")]);
+        (s, server)
+    };
+    // Two clients, the same ids (both initialize as 0 and call as 1): the server sees distinct
+    // ones, and each session knows its own.
+    let (mut a, a_sent) = open();
+    let (b, b_sent) = open();
+    assert_ne!(a_sent[0]["id"], b_sent[0]["id"]);
+    let wire = |sent: &[J]| Id(sent[0]["id"].to_string());
+    assert_eq!(a.client_id(&wire(&a_sent)), Some(&Id("1".into())));
+    assert_eq!(b.client_id(&wire(&a_sent)), None);
+    // The client cancels its id 1: the server hears of the id it knows, with the reason.
+    let cancel = |id: u64| {
+        line(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "changed my mind"}}),
+        )
+    };
+    let (s, c) = split(a.from_client(cancel(1)));
+    assert!(c.is_empty());
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s[0]["params"]["requestId"], a_sent[0]["id"]);
+    assert_eq!(s[0]["params"]["reason"], "changed my mind");
+    // Once cancelled, the request is no longer known: a second cancellation, or one of an id
+    // never sent, names nothing; the answer that crosses it is dropped.
+    for id in [1, 2] {
+        let (s, c) = split(a.from_client(cancel(id)));
+        assert!(s.is_empty() && c.is_empty(), "{s:?} {c:?}");
+    }
+    let late = json!({"jsonrpc": "2.0", "id": a_sent[0]["id"], "result": {"content": []}});
+    let (s, c) = split(a.from_server(line(late)));
+    assert!(s.is_empty() && c.is_empty(), "{s:?} {c:?}");
+    assert_eq!(a.client_id(&wire(&a_sent)), None);
 }

@@ -21,7 +21,7 @@ use crate::approvers;
 use crate::options::ProxyOptions;
 use crate::pins::{LockPins, StorePins};
 use crate::public::open_public;
-use crate::session::Pins;
+use crate::session::{Pins, WireIds};
 use crate::store::{ServerKey, Store};
 
 const CONNECT_TIME: Duration = Duration::from_secs(10);
@@ -180,7 +180,7 @@ where
         url,
         client,
         sessions: Mutex::new(HashMap::new()),
-        sessionless: Mutex::new(None),
+        wire: WireIds::default(),
     });
     tokio::pin!(shutdown);
     loop {

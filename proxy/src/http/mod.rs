@@ -1,8 +1,14 @@
 //! The Streamable HTTP proxy, `pinlog proxy --listen ADDR --upstream URL`: the client talks HTTP
-//! to this process, and this process talks HTTP to the server. Every MCP session (keyed by the
-//! upstream's `Mcp-Session-Id`, which the client gets unchanged) runs through a [`Session`] of its
-//! own, exactly as a stdio session does. The 2026-07-28 era has no sessions: each request gets a
-//! `Session` of its own, so the surface is listed and checked before that request goes on.
+//! to this process, and this process talks HTTP to the server. Every MCP session runs through a
+//! [`Session`] of its own, exactly as a stdio session does, and its own upstream session. The
+//! 2026-07-28 era has no sessions: each request gets a `Session` of its own, so the surface is
+//! listed and checked before that request goes on.
+//!
+//! Clients are kept apart whatever the upstream does. Each handshake session gets an
+//! `Mcp-Session-Id` of the proxy's, 128 random bits, and only that one: the upstream's id (if it
+//! gives one) stays in the proxy, so an upstream that gives none, or the same one twice, never
+//! makes two clients one. What a session waits for is keyed by the client's own ids within that
+//! session, and what goes upstream carries ids unique across the proxy.
 //!
 //! The session's actions, mapped onto HTTP:
 //! - a client POST carrying a request waits for the answer to it, and gets it as the upstream
@@ -40,7 +46,7 @@ use pinlog_mcp::message::Id;
 use tokio::sync::mpsc;
 
 use crate::queue::Budget;
-use crate::session::{OnDrift, OnPublicMismatch, Pins, Public, Session};
+use crate::session::{OnDrift, OnPublicMismatch, Pins, Public, Session, WireIds};
 use sessions::SharedPins;
 use stream::Stream;
 
@@ -74,14 +80,17 @@ struct Proxy<P: Pins> {
     public: Option<(sessions::SharedLog, OnPublicMismatch)>,
     url: reqwest::Url,
     client: reqwest::Client,
-    /// Handshake-era sessions, by the upstream's session id.
+    /// Handshake-era sessions, by the session id the proxy gave the client.
     sessions: Mutex<HashMap<String, Arc<Conn<P>>>>,
-    /// A handshake-era session whose upstream gave no session id: sessionless requests go to it.
-    sessionless: Mutex<Option<Arc<Conn<P>>>>,
+    /// Every session's wire ids: unique across clients, whose requests an upstream that gives
+    /// no session id cannot tell apart.
+    wire: WireIds,
 }
 
 /// One session of the client's, and the way to its upstream.
 struct Conn<P: Pins> {
+    /// The session id the proxy gave the client; none in the 2026-07-28 era.
+    sid: Option<HeaderValue>,
     state: Mutex<State<P>>,
     /// Messages for the upstream, sent in order by [`sender`](upstream::sender).
     upstream: mpsc::UnboundedSender<Outgoing>,
@@ -91,8 +100,8 @@ struct Conn<P: Pins> {
 
 struct State<P: Pins> {
     session: Session<SharedPins<P>>,
-    /// The upstream's session id, once it gave one.
-    id: Option<HeaderValue>,
+    /// The upstream's session id, once it gave one. Never shown to the client.
+    upstream_id: Option<HeaderValue>,
     /// `MCP-Protocol-Version` for the proxy's own requests: the client's, else the revision the
     /// upstream's `initialize` settled on.
     version: Option<HeaderValue>,
@@ -100,10 +109,9 @@ struct State<P: Pins> {
     auth: Option<HeaderValue>,
     /// The 2026-07-28 era: one request, no session id, and the method named in a header.
     stateless: bool,
-    /// The id of the client's `initialize`, and the one it went upstream under.
-    init: Option<Id>,
+    /// The id the client's `initialize` went upstream under.
     init_wire: Option<Id>,
-    /// The client's requests not answered yet, by the client's id.
+    /// The client's requests not answered yet, by the client's id in this session.
     waiting: HashMap<Id, Waiter>,
     /// How the upstream answered the client's requests: the client is answered the same way.
     answers: HashMap<Id, How>,
@@ -119,12 +127,6 @@ struct Waiter {
     tx: Stream,
     /// The client's headers that go upstream with the request.
     headers: HeaderMap,
-    /// The method and parameters, as the session writes them: the session sends the request
-    /// upstream under an id of its own, and this is how the proxy knows it again.
-    method: String,
-    params: Vec<u8>,
-    /// Sent upstream.
-    sent: bool,
 }
 
 /// A message for the client.

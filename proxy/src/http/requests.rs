@@ -13,8 +13,8 @@ use pinlog_mcp::message::{self, Id, Message};
 
 use super::envelope::envelope;
 use super::response::{empty, full, respond, rpc_error};
-use super::route::{route, written};
-use super::sessions::{forget, lookup};
+use super::route::route;
+use super::sessions::{forget, lookup, mint};
 use super::stream::{events, stream};
 use super::upstream::new_conn;
 use super::upstream::{is_events, read_answer, unreachable_note};
@@ -22,6 +22,10 @@ use super::{lock, Body, Conn, Proxy, Waiter, CLIENT_TIME, SESSION, VERSION};
 use crate::queue;
 use crate::session::{Outcome, Pins};
 use crate::stdio::MAX_MESSAGE;
+
+/// Requests of one session waiting for their answers at once: each holds a stream, and a client
+/// that never reads them must not grow them without bound.
+const MAX_WAITING: usize = 256;
 
 pub(super) async fn handle<P: Pins + Send + 'static>(
     proxy: Arc<Proxy<P>>,
@@ -81,25 +85,19 @@ async fn post<P: Pins + Send + 'static>(
         );
     };
     let body = body.to_bytes().to_vec();
-    let (id, method, params, revision, envelope) = match message::read(&body, MAX_MESSAGE) {
+    let (id, method, envelope, cancels) = match message::read(&body, MAX_MESSAGE) {
         Ok(Message::Request { id, method, params }) => {
-            let revision = params
-                .as_ref()
-                .and_then(Value::as_object)
-                .and_then(|p| p.get("_meta"))
-                .and_then(Value::as_object)
-                .is_some_and(|m| m.get("io.modelcontextprotocol/protocolVersion").is_some());
             let envelope = envelope(params.as_ref(), parts.headers.get(VERSION));
-            (
-                Some(id),
-                method,
-                written(params.as_ref()),
-                revision,
-                envelope,
-            )
+            (Some(id), method, envelope, None)
         }
-        Ok(Message::Notification { method, .. }) => (None, method, Vec::new(), false, Ok(())),
-        Ok(Message::Response { .. }) => (None, String::new(), Vec::new(), false, Ok(())),
+        Ok(Message::Notification { method, params }) => {
+            let cancels = (method == "notifications/cancelled")
+                .then(|| params.as_ref().and_then(Value::as_object)?.get("requestId"))
+                .flatten()
+                .and_then(Id::of);
+            (None, method, Ok(()), cancels)
+        }
+        Ok(Message::Response { .. }) => (None, String::new(), Ok(()), None),
         // A batch too: no revision the proxy speaks uses one.
         Err(_) => {
             return rpc_error(
@@ -111,8 +109,8 @@ async fn post<P: Pins + Send + 'static>(
         }
     };
     let initialize = method == "initialize";
-    let conn = match parts.headers.get(SESSION) {
-        Some(sid) => match lookup(&proxy, sid) {
+    let conn = match (parts.headers.get(SESSION), &id) {
+        (Some(sid), _) => match lookup(&proxy, sid) {
             Some(c) => c,
             // Never forwarded: the proxy checked no surface for a session it does not know.
             None => {
@@ -124,24 +122,31 @@ async fn post<P: Pins + Send + 'static>(
                 )
             }
         },
-        None => {
-            let sessionless = lock(&proxy.sessionless).clone();
-            match (sessionless, &id) {
-                (Some(c), _) if !initialize && !revision => c,
-                // A new session (initialize), or a 2026-07-28 request with its envelope whole.
-                (_, Some(id)) => match envelope {
-                    Err(refusal) if !initialize => return refusal.answer(id),
-                    _ => new_conn(&proxy, !initialize),
-                },
-                _ => {
-                    return rpc_error(
-                        StatusCode::BAD_REQUEST,
-                        None,
-                        -32600,
-                        "pinlog proxy: Mcp-Session-Id is missing",
-                    )
-                }
+        // A new session, with an id of the proxy's whatever the upstream gives: the one thing
+        // that tells this client's requests from another's.
+        (None, Some(id)) if initialize => match mint() {
+            Some(sid) => new_conn(&proxy, Some(sid)),
+            None => {
+                return rpc_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    Some(id),
+                    -32603,
+                    "pinlog proxy: no random source for a session id",
+                )
             }
+        },
+        // A 2026-07-28 request with its envelope whole.
+        (None, Some(id)) => match envelope {
+            Err(refusal) => return refusal.answer(id),
+            Ok(()) => new_conn(&proxy, None),
+        },
+        (None, None) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32600,
+                "pinlog proxy: Mcp-Session-Id is missing",
+            )
         }
     };
     // Backpressure: the client's message waits while the upstream has not taken what came before.
@@ -165,19 +170,40 @@ async fn post<P: Pins + Send + 'static>(
             st.version = Some(v.clone());
         }
         if let Some(id) = &id {
+            // The client's ids name its requests within its session: one already waiting would
+            // take the other's answer.
+            if st.waiting.contains_key(id) {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    Some(id),
+                    -32600,
+                    "pinlog proxy: a request with this id is already waiting in this session",
+                );
+            }
+            if st.waiting.len() >= MAX_WAITING {
+                return rpc_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    Some(id),
+                    -32603,
+                    &format!(
+                        "pinlog proxy: {MAX_WAITING} requests of this session wait for their \
+                         answers; this one was not taken"
+                    ),
+                );
+            }
             let (tx, r) = stream();
             let waiter = Waiter {
                 tx,
                 headers: forwarded(&parts.headers),
-                method: method.clone(),
-                params,
-                sent: false,
             };
             st.waiting.insert(id.clone(), waiter);
-            if initialize {
-                st.init = Some(id.clone());
-            }
             rx = Some(r);
+        }
+        // A cancelled request is answered no more: its POST ends when the upstream's answer
+        // to it does.
+        if let Some(c) = &cancels {
+            st.waiting.remove(c);
+            st.answers.remove(c);
         }
         let actions = st.session.from_client(body);
         route(&conn, &mut st, actions, None);
@@ -190,16 +216,9 @@ async fn post<P: Pins + Send + 'static>(
             StatusCode::BAD_GATEWAY,
             id.as_ref(),
             -32603,
-            "pinlog proxy: the session ended",
+            "pinlog proxy: the request was cancelled, or its session ended",
         );
     };
-    let (sid, open) = {
-        let st = lock(&conn.state);
-        (st.id.clone(), st.session.outcome() == Outcome::Open)
-    };
-    if initialize && sid.is_none() && open && first.last {
-        *lock(&proxy.sessionless) = Some(conn.clone());
-    }
     // Answered as the upstream answered: JSON, or events (also when more than the answer
     // came); an answer of the proxy's own is JSON.
     let mut resp = match first.how.take() {
@@ -214,8 +233,8 @@ async fn post<P: Pins + Send + 'static>(
         }
         _ => events(Some(first), rx),
     };
-    if let Some(sid) = sid {
-        resp.headers_mut().insert(SESSION, sid);
+    if let Some(sid) = &conn.sid {
+        resp.headers_mut().insert(SESSION, sid.clone());
     }
     resp
 }
@@ -263,8 +282,10 @@ async fn get<P: Pins + Send + 'static>(
         if let (false, Some(v)) = (headers.contains_key(VERSION), &st.version) {
             headers.insert(VERSION, v.clone());
         }
+        if let Some(up) = &st.upstream_id {
+            headers.insert(SESSION, up.clone());
+        }
     }
-    headers.insert(SESSION, sid.clone());
     let accept = HeaderValue::from_static("text/event-stream");
     headers.entry(header::ACCEPT).or_insert(accept);
     let sent = proxy
@@ -307,17 +328,21 @@ async fn get<P: Pins + Send + 'static>(
     resp
 }
 
-/// The client ends its session: so does the upstream's.
+/// The client ends its session: so does the upstream's, when it gave one.
 async fn delete<P: Pins + Send + 'static>(
     proxy: Arc<Proxy<P>>,
     req: Request<Incoming>,
 ) -> Response<Body> {
-    let (sid, conn) = match session_of(&proxy, &req) {
-        Ok(found) => found,
+    let conn = match session_of(&proxy, &req) {
+        Ok((_, conn)) => conn,
         Err(status) => return empty(status),
     };
+    let Some(up) = lock(&conn.state).upstream_id.clone() else {
+        forget(&proxy, &conn);
+        return empty(StatusCode::OK);
+    };
     let mut headers = forwarded(req.headers());
-    headers.insert(SESSION, sid.clone());
+    headers.insert(SESSION, up);
     let sent = proxy
         .client
         .delete(proxy.url.clone())

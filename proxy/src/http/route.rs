@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use hyper::header::{self, HeaderMap, HeaderValue};
-use pinlog_core::Value;
 use pinlog_mcp::message::{self, Message};
 
 use super::stream::Stream;
@@ -22,45 +21,27 @@ pub(super) fn route<P: Pins + Send + 'static>(
     actions: Vec<Action>,
     origin: Option<&Stream>,
 ) {
-    // Requests the session sends while it checks are its own; once it is open, they are the
-    // client's (released from its queue, or just received). The client's `initialize` is sent
-    // while checking, as the check's first step.
-    let checking = st.session.is_checking();
     for action in actions {
         match action {
             Action::Note(text) => eprintln!("pinlog: {text}"),
-            Action::ToServer(bytes) => to_upstream(conn, st, bytes, checking),
+            Action::ToServer(bytes) => to_upstream(conn, st, bytes),
             Action::ToClient(bytes) => to_client(st, bytes, origin),
         }
     }
     arm(conn, st);
 }
 
-fn to_upstream<P: Pins>(conn: &Conn<P>, st: &mut State<P>, bytes: Vec<u8>, checking: bool) {
-    let (id, method, params) = match message::read(&bytes, MAX_MESSAGE) {
-        Ok(Message::Request { id, method, params }) => {
-            (Some(id), Some(method), written(params.as_ref()))
-        }
-        Ok(Message::Notification { method, .. }) => (None, Some(method), Vec::new()),
-        _ => (None, None, Vec::new()),
+fn to_upstream<P: Pins>(conn: &Conn<P>, st: &mut State<P>, bytes: Vec<u8>) {
+    let (id, method) = match message::read(&bytes, MAX_MESSAGE) {
+        Ok(Message::Request { id, method, .. }) => (Some(id), Some(method)),
+        Ok(Message::Notification { method, .. }) => (None, Some(method)),
+        _ => (None, None),
     };
-    let initialize = id.is_some() && method.as_deref() == Some("initialize");
-    if initialize {
+    if id.is_some() && method.as_deref() == Some("initialize") {
         st.init_wire = id.clone();
     }
-    // The session sends the client's request under an id of its own: the waiting request with
-    // the same method and parameters is the one.
-    let client_id = match (&id, &method) {
-        (Some(_), Some(m)) if initialize || !checking => st
-            .waiting
-            .iter()
-            .find(|(_, w)| !w.sent && w.method == *m && (initialize || w.params == params))
-            .map(|(cid, _)| cid.clone()),
-        _ => None,
-    };
-    if let Some(w) = client_id.as_ref().and_then(|c| st.waiting.get_mut(c)) {
-        w.sent = true;
-    }
+    // The session sends the client's request under an id of its own, and knows whose it is.
+    let client_id = id.as_ref().and_then(|w| st.session.client_id(w)).cloned();
     let client = client_id.as_ref().and_then(|c| st.waiting.get(c));
     // The client's own request goes with the headers it came with; anything else (the proxy's
     // own requests, answers, notifications) with the session's.
@@ -82,7 +63,7 @@ fn to_upstream<P: Pins>(conn: &Conn<P>, st: &mut State<P>, bytes: Vec<u8>, check
     if let (false, Some(v)) = (headers.contains_key(VERSION), &st.version) {
         headers.insert(VERSION, v.clone());
     }
-    if let (false, Some(sid)) = (st.stateless, &st.id) {
+    if let (false, Some(sid)) = (st.stateless, &st.upstream_id) {
         headers.insert(SESSION, sid.clone());
     }
     let origin = client.map(|w| w.tx.clone());
@@ -158,13 +139,4 @@ fn arm<P: Pins + Send + 'static>(conn: &Arc<Conn<P>>, st: &mut State<P>) {
             route(&conn, &mut st, actions, None);
         }
     });
-}
-
-/// Parameters as the session writes them when it forwards a request.
-pub(super) fn written(params: Option<&Value<'_>>) -> Vec<u8> {
-    let mut out = Vec::new();
-    if let Some(p) = params {
-        pinlog_core::json::write_as_served(p, &mut out);
-    }
-    out
 }

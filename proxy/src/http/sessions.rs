@@ -1,4 +1,4 @@
-//! The sessions the proxy knows, by the upstream's session id, and the pins they share.
+//! The sessions the proxy knows, by the session id it gave the client, and the pins they share.
 
 use std::sync::{Arc, Mutex};
 
@@ -55,21 +55,25 @@ impl Public for SharedPublic {
     }
 }
 
+/// A new session id for a client: 128 bits from the system's random source, so that no client
+/// can name another's session and read its answers. `None` when there is no random source.
+pub(super) fn mint() -> Option<HeaderValue> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    HeaderValue::from_str(&hex).ok()
+}
+
 pub(super) fn lookup<P: Pins>(proxy: &Proxy<P>, sid: &HeaderValue) -> Option<Arc<Conn<P>>> {
     let key = sid.to_str().ok()?;
     lock(&proxy.sessions).get(key).cloned()
 }
 
-/// The upstream gave the session its id: the session is known by it from now on.
-pub(super) fn adopt<P: Pins>(proxy: &Proxy<P>, conn: &Arc<Conn<P>>, sid: &HeaderValue) {
-    {
-        let mut st = lock(&conn.state);
-        if st.id.is_some() || st.stateless {
-            return;
-        }
-        st.id = Some(sid.clone());
-    }
-    let Ok(key) = sid.to_str() else { return };
+/// A new session is known by the id the proxy gave it.
+pub(super) fn register<P: Pins>(proxy: &Proxy<P>, conn: &Arc<Conn<P>>) {
+    let Some(key) = conn.sid.as_ref().and_then(|s| s.to_str().ok()) else {
+        return;
+    };
     let mut sessions = lock(&proxy.sessions);
     if sessions.len() >= MAX_SESSIONS {
         let idle = sessions
@@ -83,9 +87,17 @@ pub(super) fn adopt<P: Pins>(proxy: &Proxy<P>, conn: &Arc<Conn<P>>, sid: &Header
     sessions.insert(key.to_string(), conn.clone());
 }
 
+/// The upstream gave the session its id: the proxy's requests of this session carry it from now
+/// on. The client never sees it.
+pub(super) fn adopt<P: Pins>(conn: &Conn<P>, sid: &HeaderValue) {
+    let mut st = lock(&conn.state);
+    if st.upstream_id.is_none() && !st.stateless {
+        st.upstream_id = Some(sid.clone());
+    }
+}
+
 pub(super) fn forget<P: Pins>(proxy: &Proxy<P>, conn: &Arc<Conn<P>>) {
-    let sid = lock(&conn.state).id.clone();
-    let Some(key) = sid.as_ref().and_then(|s| s.to_str().ok()) else {
+    let Some(key) = conn.sid.as_ref().and_then(|s| s.to_str().ok()) else {
         return;
     };
     let mut sessions = lock(&proxy.sessions);

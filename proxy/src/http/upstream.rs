@@ -15,17 +15,19 @@ use tokio::sync::mpsc;
 
 use super::route::route;
 use super::sessions::SharedPublic;
-use super::sessions::{adopt, forget, SharedPins};
+use super::sessions::{adopt, forget, register, SharedPins};
 use super::stream::Stream;
 use super::{lock, Conn, How, Outgoing, Proxy, State, CLIENT_TIME, IDLE_TIME, SESSION};
 use crate::queue::Budget;
 use crate::session::{Pins, Session};
 use crate::stdio::MAX_MESSAGE;
 
-/// A new session's connection, with the task that carries its messages upstream.
+/// A new session's connection, with the task that carries its messages upstream: a handshake
+/// session known by `sid`, the id the proxy gave its client, or without one a 2026-07-28
+/// request's.
 pub(super) fn new_conn<P: Pins + Send + 'static>(
     proxy: &Arc<Proxy<P>>,
-    stateless: bool,
+    sid: Option<HeaderValue>,
 ) -> Arc<Conn<P>> {
     let (tx, rx) = mpsc::unbounded_channel();
     let mut session = Session::new(
@@ -33,18 +35,20 @@ pub(super) fn new_conn<P: Pins + Send + 'static>(
         &proxy.label,
         proxy.on_drift,
         MAX_MESSAGE,
-    );
+    )
+    .with_wire_ids(proxy.wire.clone());
     if let Some((public, on)) = &proxy.public {
         session = session.with_public(Box::new(SharedPublic(public.clone())), *on);
     }
+    let stateless = sid.is_none();
     let conn = Arc::new(Conn {
+        sid,
         state: Mutex::new(State {
             session,
-            id: None,
+            upstream_id: None,
             version: None,
             auth: None,
             stateless,
-            init: None,
             init_wire: None,
             waiting: HashMap::new(),
             answers: HashMap::new(),
@@ -57,6 +61,7 @@ pub(super) fn new_conn<P: Pins + Send + 'static>(
     });
     // Weak: the sender ends once the session is forgotten and nothing else holds it.
     tokio::spawn(sender(proxy.clone(), Arc::downgrade(&conn), rx));
+    register(proxy, &conn);
     conn
 }
 
@@ -110,7 +115,7 @@ async fn exchange<P: Pins + Send + 'static>(
     };
     let status = resp.status();
     if let Some(sid) = resp.headers().get(SESSION) {
-        adopt(&proxy, &conn, sid);
+        adopt(&conn, sid);
     }
     if status == StatusCode::NOT_FOUND {
         // The upstream no longer knows the session: neither does the proxy from now on.

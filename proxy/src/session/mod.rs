@@ -16,6 +16,8 @@ mod items;
 mod surface;
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use pinlog_core::manifest::Manifest;
 use pinlog_core::render::quoted;
@@ -68,6 +70,18 @@ enum Phase {
     Blocked,
 }
 
+/// Where a session's wire ids come from. Sessions that reach one server through one proxy share
+/// one, so that no two of their requests carry the same id there: an HTTP upstream that gives no
+/// session id sees every client's requests as one session's.
+#[derive(Debug, Clone, Default)]
+pub struct WireIds(Arc<AtomicU64>);
+
+impl WireIds {
+    fn next(&self) -> Id {
+        Id::from(self.0.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+}
+
 /// A request of the client's, forwarded under a wire id and not answered yet.
 #[derive(Debug, Clone)]
 struct Tracked {
@@ -88,10 +102,10 @@ pub struct Session<P: Pins> {
     /// Server notifications and requests held while checking.
     held_from_server: Held,
     own: HashMap<Id, Purpose>,
-    /// The last id the proxy used on the server's side. Every request the server sees carries
-    /// one of these, the client's and the proxy's own alike: they cannot collide, and the
-    /// server cannot tell them apart.
-    next_wire: u64,
+    /// The ids the proxy uses on the server's side. Every request the server sees carries one
+    /// of these, the client's and the proxy's own alike: they cannot collide, and the server
+    /// cannot tell them apart.
+    wire: WireIds,
     listing: Option<Listing>,
     client_init: Option<Id>,
     drop_initialized: bool,
@@ -142,7 +156,7 @@ impl<P: Pins> Session<P> {
             queue: Held::default(),
             held_from_server: Held::default(),
             own: HashMap::new(),
-            next_wire: 0,
+            wire: WireIds::default(),
             listing: None,
             client_init: None,
             drop_initialized: false,
@@ -176,6 +190,22 @@ impl<P: Pins> Session<P> {
         self.public = Some(public);
         self.on_public = on;
         self
+    }
+
+    /// The session takes its wire ids from `ids`, which other sessions to the same server share.
+    pub fn with_wire_ids(mut self, ids: WireIds) -> Self {
+        self.wire = ids;
+        self
+    }
+
+    /// The client's id of the request the server sees under `wire`, while it waits for its
+    /// answer: how a transport knows whose request a message for the server is.
+    pub fn client_id(&self, wire: &Id) -> Option<&Id> {
+        match self.own.get(wire) {
+            Some(Purpose::Initialize) => self.client_init.as_ref(),
+            Some(_) => None,
+            None => self.pending.get(wire).map(|t| &t.client_id),
+        }
     }
 
     /// How many messages, from either side, were refused as not strict JSON-RPC.
@@ -232,8 +262,7 @@ impl<P: Pins> Session<P> {
     }
 
     fn wire_id(&mut self) -> Id {
-        self.next_wire += 1;
-        Id(self.next_wire.to_string())
+        self.wire.next()
     }
 
     fn own_id(&mut self, purpose: Purpose) -> Id {
@@ -374,6 +403,9 @@ impl<P: Pins> Session<P> {
                 self.drop_initialized = false;
                 Vec::new()
             }
+            Message::Notification { method, params } if method == "notifications/cancelled" => {
+                self.cancelled(params.as_ref())
+            }
             Message::Request { id, method, params } => {
                 let name = params
                     .as_ref()
@@ -417,6 +449,40 @@ impl<P: Pins> Session<P> {
             }
             other => vec![Action::ToServer(other.write())],
         }
+    }
+
+    /// The client cancels a request: the server knows it under its wire id, so the notification
+    /// names that one. A request the server never saw, or already answered, is not named at all:
+    /// under the client's id, the server would cancel another request. The session forgets the
+    /// request, so an answer that crosses the notification is dropped, as the client expects.
+    fn cancelled(&mut self, params: Option<&Value<'_>>) -> Vec<Action> {
+        let Some(o) = params.and_then(Value::as_object) else {
+            return Vec::new();
+        };
+        let Some(client) = o.get("requestId").and_then(Id::of) else {
+            return Vec::new();
+        };
+        let wire = self
+            .pending
+            .iter()
+            .find(|(_, t)| t.client_id == client)
+            .map(|(w, _)| w.clone());
+        let Some(wire) = wire else {
+            return Vec::new();
+        };
+        self.pending.remove(&wire);
+        let mut out =
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":"
+                .to_vec();
+        out.extend_from_slice(wire.0.as_bytes());
+        for (name, value) in o.iter().filter(|(n, _)| *n != "requestId") {
+            out.push(b',');
+            pinlog_core::json::write_string(&mut out, name);
+            out.push(b':');
+            pinlog_core::json::write_as_served(value, &mut out);
+        }
+        out.extend_from_slice(b"}}");
+        vec![Action::ToServer(out)]
     }
 
     /// Blocked: requests get an error, nothing is forwarded.
