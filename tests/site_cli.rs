@@ -815,3 +815,55 @@ fn servers_whose_slugs_once_met_keep_their_own_pages() {
         assert!(again.contains(pair), "{again:?}");
     }
 }
+
+#[test]
+fn the_about_page_and_the_reports_count_the_servers_read_by_reason() {
+    let log = log_of(&[Version {
+        server: "npm:one",
+        at: "2026-11-01T00:00:00Z",
+        tools: "[]",
+        instructions: None,
+    }]);
+    let db = rusqlite::Connection::open(log.path("log.db")).unwrap();
+    // Only each server's last look of the month counts; opt-outs are not looked at.
+    db.execute_batch(
+        "CREATE TABLE crawl_looks (run INTEGER NOT NULL, server TEXT NOT NULL, at TEXT NOT NULL,
+             outcome TEXT NOT NULL, took_ms INTEGER NOT NULL);
+         INSERT INTO crawl_looks (run, server, at, outcome, took_ms) VALUES
+           (1, 'npm:a', '2026-10-30T01:00:00Z', 'timeout', 1),
+           (2, 'npm:a', '2026-11-01T01:00:00Z', 'exited', 1),
+           (3, 'npm:a', '2026-11-02T01:00:00Z', 'new', 1),
+           (2, 'npm:b', '2026-11-01T01:00:00Z', 'needs-env', 1),
+           (2, 'npm:c', '2026-11-01T01:00:00Z', 'unchanged', 1),
+           (2, 'npm:d', '2026-11-01T01:00:00Z', 'opt-out', 1),
+           (2, 'npm:e', '2026-11-01T01:00:00Z', 'exited', 1),
+           (3, 'npm:e', '2026-11-02T01:00:00Z', 'exited', 1),
+           (3, 'npm:f', '2026-11-02T01:00:00Z', '<b>x</b>', 1);",
+    )
+    .unwrap();
+    drop(db);
+    ok(&log.build("2026-11-09T12:00:00Z"));
+    let r: serde_json::Value = serde_json::from_str(&log.read("reports/2026-11.json")).unwrap();
+    assert_eq!(
+        r["coverage"],
+        serde_json::json!({"looked": 5, "read": 2, "reasons": {"exited": 1, "needs-env": 1, "other": 1}})
+    );
+    let about = log.read("about.html");
+    assert!(
+        about.contains("In 2026-11 the crawler read 2 of the 5 servers it looked at"),
+        "{about}"
+    );
+    assert!(
+        about.contains("<tr><th>exited</th><td>1</td></tr>"),
+        "{about}"
+    );
+    assert!(
+        !about.contains("<b>x</b>"),
+        "a token that is not the crawler's: {about}"
+    );
+    let report = log.read("reports/2026-11.html");
+    assert!(
+        report.contains("Read 2 of the 5 servers looked at this month."),
+        "{report}"
+    );
+}

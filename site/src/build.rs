@@ -220,6 +220,11 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
         "about.html",
         AboutPage {
             frame: frame.at(""),
+            coverage: model
+                .coverage
+                .iter()
+                .next_back()
+                .map(|(m, c)| (m.as_str(), c)),
         }
         .render()
         .map_err(render_err)?

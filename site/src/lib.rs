@@ -5,6 +5,7 @@
 pub mod badge;
 pub mod build;
 pub mod changes;
+pub mod coverage;
 pub mod model;
 pub mod pages;
 pub mod report;

@@ -14,6 +14,7 @@ use pinlog_log::note::{Note, VerifierKey};
 use pinlog_log::publish::CHECKPOINT;
 use pinlog_log::store::{Liveness, Store, StoreError};
 
+use crate::coverage::{self, Coverage};
 use crate::slug::{long_slug, slug};
 use crate::tree::Tree;
 
@@ -45,6 +46,8 @@ pub struct Model {
     pub tree: Tree,
     /// When the crawler's runs finished, oldest first, where the store has them.
     pub runs: Vec<String>,
+    /// How many servers looked at each month were read, and why the others were not.
+    pub coverage: BTreeMap<String, Coverage>,
 }
 
 #[derive(Debug)]
@@ -183,6 +186,7 @@ impl Model {
         issue_slugs(&mut servers, &records)?;
         servers.sort_by(|a, b| a.id.cmp(&b.id));
         let runs = crawl_runs(db);
+        let coverage = coverage::by_month(db);
         Ok(Model {
             origin,
             checkpoint_note: String::from_utf8_lossy(&bytes).into_owned(),
@@ -192,6 +196,7 @@ impl Model {
             servers,
             tree,
             runs,
+            coverage,
         })
     }
 

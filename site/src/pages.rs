@@ -4,6 +4,7 @@
 use askama::Template;
 
 use crate::changes::Shown;
+use crate::coverage::Coverage;
 use crate::report::Report;
 
 /// What every HTML page carries in its frame (the base template).
@@ -102,6 +103,8 @@ pub struct LogPage<'a> {
 #[template(path = "about.html")]
 pub struct AboutPage<'a> {
     pub frame: Frame<'a>,
+    /// The latest month the crawler looked at servers in, and its coverage.
+    pub coverage: Option<(&'a str, &'a Coverage)>,
 }
 
 #[derive(Template)]

@@ -6,6 +6,7 @@ use pinlog_core::json;
 use pinlog_log::store::Store;
 
 use crate::changes::{tool_counts, ToolCounts};
+use crate::coverage::Coverage;
 use crate::model::{Model, ModelError};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -21,6 +22,8 @@ pub struct Report {
     pub gap_note: String,
     pub checkpoint_size: u64,
     pub checkpoint_root: String,
+    /// How many servers looked at in the month were read, and why the others were not.
+    pub coverage: Coverage,
 }
 
 /// The months (`YYYY-MM`) from the first entry's to `today`'s (`YYYY-MM-DD`): a month without a
@@ -92,6 +95,7 @@ pub fn report(
         r.servers_changed += u64::from(changed);
     }
     r.labels = labels.into_iter().collect();
+    r.coverage = model.coverage.get(month).cloned().unwrap_or_default();
     match model.runs.first() {
         None => {
             r.gap_note =
@@ -127,6 +131,23 @@ impl Report {
         o.extend_from_slice(b"{\"checkpoint\":{\"root\":");
         s(&mut o, &self.checkpoint_root);
         o.extend_from_slice(format!(",\"size\":{}}}", self.checkpoint_size).as_bytes());
+        o.extend_from_slice(
+            format!(
+                ",\"coverage\":{{\"looked\":{},\"read\":{},\"reasons\":{{",
+                self.coverage.looked, self.coverage.read
+            )
+            .as_bytes(),
+        );
+        let mut reasons: Vec<&(String, u64)> = self.coverage.reasons.iter().collect();
+        reasons.sort_by(|a, b| a.0.cmp(&b.0));
+        for (i, (r, n)) in reasons.into_iter().enumerate() {
+            if i > 0 {
+                o.push(b',');
+            }
+            s(&mut o, r);
+            o.extend_from_slice(format!(":{n}").as_bytes());
+        }
+        o.extend_from_slice(b"}}");
         o.extend_from_slice(b",\"gaps\":");
         json::write_strings(&mut o, self.gaps.iter().map(String::as_str));
         o.extend_from_slice(b",\"gaps_known\":");
