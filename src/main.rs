@@ -142,8 +142,8 @@ enum Command {
     /// several, no terminal and no --yes, or approvals come only from a signed lockfile; 4 the
     /// store or the approvers file cannot be read.
     Approve(cli::pins::ApproveArgs),
-    /// Forget a server's pin: the next session pins afresh
-    Forget(cli::pins::ServerArg),
+    /// Forget a server's pin: the next session pins afresh (on a terminal, after the code shown)
+    Forget(cli::pins::ForgetArgs),
     /// Verify the local log of every pin, drift, approval and forget
     Audit,
     /// Put `pinlog proxy` in front of every local MCP server in your clients' configurations

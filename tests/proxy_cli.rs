@@ -917,11 +917,16 @@ fn the_proxy_reads_a_listing_as_the_client_library_does() {
     );
 }
 
-/// Drives `pinlog approve ARGS…` under a real pseudo-terminal (Python's `pty`): waits for the
+/// Drives `pinlog approve ARGS…` under a real pseudo-terminal: see [`on_a_terminal`].
+fn approve_on_a_terminal(home: &Path, answer: &str, args: &[&str]) -> (bool, i32, String) {
+    on_a_terminal(home, "approve", answer, args)
+}
+
+/// Drives `pinlog COMMAND ARGS…` under a real pseudo-terminal (Python's `pty`): waits for the
 /// question, then answers as `answer` says: `eof` (Ctrl-D: the input ends), `enter`, `y`, `code`
 /// (the code shown, read off the screen) or `other` (a code of the right shape, not the one
 /// shown). Returns whether it was asked, the exit code and everything the terminal showed.
-fn approve_on_a_terminal(home: &Path, answer: &str, args: &[&str]) -> (bool, i32, String) {
+fn on_a_terminal(home: &Path, command: &str, answer: &str, args: &[&str]) -> (bool, i32, String) {
     const DRIVE: &str = r#"
 import json, os, pty, re, select, sys, time
 answer, argv = sys.argv[1], sys.argv[2:]
@@ -954,7 +959,7 @@ print(json.dumps({"asked": asked(), "exit": os.waitstatus_to_exitcode(status),
                   "screen": screen.decode("utf-8", "replace")}))
 "#;
     let o = Command::new(python())
-        .args(["-c", DRIVE, answer, pinlog_bin(), "approve"])
+        .args(["-c", DRIVE, answer, pinlog_bin(), command])
         .args(args)
         .env("PINLOG_HOME", home)
         .output()
@@ -1044,6 +1049,46 @@ fn approve_on_a_terminal_shows_the_change_and_takes_only_its_code() {
         text(&o.stdout)
     );
     assert!(!pending(home));
+    assert_eq!(pinlog(home, &["audit"]).status.code(), Some(0));
+}
+
+/// Forgetting a pin lets the next session pin whatever it is served, unseen: an approval by
+/// another name. So `pinlog forget` asks as approve does: on a terminal only the code shown
+/// forgets; without one, only `--yes`.
+#[test]
+fn forget_on_a_terminal_takes_only_its_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    pin_fixture(home, &[]);
+    let (a, _) = burst(home, &["--name", "drift"], &[("DRIFT_TOOLS", "v2")]);
+    assert_eq!(a["call"]["error"]["code"], -32090, "{a}");
+    let pinned = |home: &Path| text(&pinlog(home, &["pins"]).stdout).contains("drift");
+    let o = Command::new(pinlog_bin())
+        .args(["forget", "drift"])
+        .env("PINLOG_HOME", home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("--yes"), "{}", text(&o.stderr));
+    assert!(pinned(home), "forgotten without a terminal");
+    for answer in ["eof", "y", "other"] {
+        let (asked, exit, screen) = on_a_terminal(home, "forget", answer, &["drift"]);
+        assert!(asked, "{answer}: never asked: {screen}");
+        assert_eq!(exit, 1, "{answer}: {screen}");
+        assert!(screen.contains("nothing forgotten"), "{answer}: {screen}");
+        assert!(
+            screen.contains("a change is pending (tool-changed")
+                && screen.contains("pins whatever the server serves then, unseen"),
+            "{answer}: {screen}"
+        );
+        assert!(pinned(home), "{answer}: forgotten anyway");
+    }
+    let (asked, exit, screen) = on_a_terminal(home, "forget", "code", &["drift"]);
+    assert!(asked, "{screen}");
+    assert_eq!(exit, 0, "{screen}");
+    assert!(screen.contains("forgot \"drift\""), "{screen}");
+    assert!(!pinned(home));
     assert_eq!(pinlog(home, &["audit"]).status.code(), Some(0));
 }
 

@@ -23,8 +23,8 @@ pub enum CommandError {
     /// The server named matches none, or several; or approvals here come only from a signed
     /// lockfile.
     Usage(String),
-    /// The person did not confirm what was shown: nothing was approved.
-    NotConfirmed(Refusal),
+    /// The person did not confirm what was shown: nothing was done (what, in words).
+    NotConfirmed(Refusal, &'static str),
     /// A setting in the pinlog home cannot be read, or the terminal written.
     Io(String),
     Store(PinStoreError),
@@ -38,7 +38,7 @@ impl CommandError {
     pub fn exit(&self) -> Exit {
         match self {
             CommandError::Usage(_) => Exit::Usage,
-            CommandError::NotConfirmed(_) => Exit::Bad,
+            CommandError::NotConfirmed(..) => Exit::Bad,
             CommandError::Io(_) => Exit::Unreadable,
             CommandError::Store(PinStoreError::Audit { .. } | PinStoreError::Replaced(_)) => {
                 Exit::Bad
@@ -52,7 +52,7 @@ impl fmt::Display for CommandError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CommandError::Usage(why) | CommandError::Io(why) => f.write_str(why),
-            CommandError::NotConfirmed(r) => r.fmt(f),
+            CommandError::NotConfirmed(r, nothing) => write!(f, "{r}: {nothing}"),
             CommandError::Store(e) => e.fmt(f),
         }
     }
@@ -264,7 +264,7 @@ impl Proposal {
     pub fn confirm(self, answer: &[u8]) -> Result<Confirmed, CommandError> {
         self.change
             .confirm(answer)
-            .map_err(CommandError::NotConfirmed)?;
+            .map_err(|r| CommandError::NotConfirmed(r, "nothing approved"))?;
         Ok(Confirmed(self))
     }
 }
@@ -309,7 +309,7 @@ pub fn propose(
     shown.push_str(&review_of(&key, &p, ascii)?.0);
     let what = what(&key, &p.label, tools, ascii);
     Ok(Proposal {
-        prompt: change.prompt(&what),
+        prompt: change.prompt(&format!("approve {what}")),
         key,
         tools: tools.to_vec(),
         change,
@@ -357,15 +357,93 @@ fn approved(key: &ServerKey, what: &str, done: &crate::store::Approved) -> Strin
 /// `pinlog forget ID`.
 pub fn forget(store: &Store, given: &str, ascii: bool) -> Result<String, CommandError> {
     let key = resolve(store, given)?;
-    let Some(label) = store.forget(&key)? else {
+    let Some(label) = store.forget(&key, None)? else {
         return Err(CommandError::Usage(format!(
             "{key} is not pinned (it was forgotten meanwhile)"
         )));
     };
-    let label = show(&label, ascii);
-    Ok(format!(
-        "forgot \"{label}\" ({key}): the next time it runs, the proxy pins what it serves then\n"
-    ))
+    Ok(forgot(&key, &label, ascii))
+}
+
+fn forgot(key: &ServerKey, label: &str, ascii: bool) -> String {
+    format!(
+        "forgot \"{}\" ({key}): the next time it runs, the proxy pins what it serves then\n",
+        show(label, ascii)
+    )
+}
+
+/// What `pinlog forget` shows a person first: what is forgotten, what that means, and the code
+/// that confirms it. Forgetting is an approval of whatever the server serves next, unseen, so it
+/// is asked for as an approval is.
+#[derive(Debug)]
+pub struct ForgetProposal {
+    key: ServerKey,
+    change: ChangeId,
+    /// What is forgotten, every served string safe.
+    pub shown: String,
+    /// The question, with the code.
+    pub prompt: String,
+}
+
+/// A forget the person confirmed by typing its code.
+#[derive(Debug)]
+pub struct ConfirmedForget(ForgetProposal);
+
+impl ForgetProposal {
+    /// `answer` is one line as read from the terminal: the code shown, or nothing is forgotten.
+    pub fn confirm(self, answer: &[u8]) -> Result<ConfirmedForget, CommandError> {
+        self.change
+            .confirm(answer)
+            .map_err(|r| CommandError::NotConfirmed(r, "nothing forgotten"))?;
+        Ok(ConfirmedForget(self))
+    }
+}
+
+/// `pinlog forget ID` on a terminal, first half: what is forgotten and the code to type.
+pub fn propose_forget(
+    store: &Store,
+    given: &str,
+    ascii: bool,
+) -> Result<ForgetProposal, CommandError> {
+    let key = resolve(store, given)?;
+    let p = pinned(store, &key)?;
+    let change = ChangeId::forgetting(&key, &p);
+    let label = show(&p.label, ascii);
+    let pending = match &p.pending {
+        Some(pending) => format!(
+            "; a change is pending ({}), and the next session would pin it unseen",
+            show(&pending.labels.join(", "), ascii)
+        ),
+        None => String::new(),
+    };
+    let shown = format!(
+        "\"{label}\" ({key}) is pinned: {} tool(s), {} prompt(s), approval {}{pending}.\n         Forgetting it means the next session pins whatever the server serves then, unseen: it \
+         is an approval.\n",
+        p.tools, p.prompts, p.serial
+    );
+    Ok(ForgetProposal {
+        prompt: change.prompt(&format!("forget \"{label}\" ({key})")),
+        key,
+        change,
+        shown,
+    })
+}
+
+/// `pinlog forget ID` on a terminal, second half: forgets the pin that was shown, if it is still
+/// the pin (exit 1 otherwise).
+pub fn forget_confirmed(
+    store: &Store,
+    confirmed: ConfirmedForget,
+    ascii: bool,
+) -> Result<String, CommandError> {
+    let ConfirmedForget(p) = confirmed;
+    match store.forget(&p.key, Some(&p.change))? {
+        Some(label) => Ok(forgot(&p.key, &label, ascii)),
+        None => Err(CommandError::Usage(format!(
+            "{} is not pinned (it was forgotten meanwhile)",
+            p.key
+        ))),
+    }
 }
 
 /// `pinlog audit`: the local log verifies, and every pin is the one it last recorded.

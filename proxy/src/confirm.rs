@@ -49,6 +49,21 @@ impl ChangeId {
         Some(ChangeId(Digest::of(&message)))
     }
 
+    /// Forgetting `p`, the pin of `key`: after it, the next session pins whatever it is served,
+    /// unseen, so forgetting is confirmed as an approval is.
+    pub fn forgetting(key: &ServerKey, p: &Pinned) -> ChangeId {
+        let mut message = b"pinlog-forget v1\n".to_vec();
+        let pending = p
+            .pending
+            .as_ref()
+            .map_or(&[][..], |x| x.manifest.as_slice());
+        for bytes in [key.as_str().as_bytes(), &p.pin, pending] {
+            message.extend_from_slice(&(bytes.len() as u64).to_be_bytes());
+            message.extend_from_slice(bytes);
+        }
+        ChangeId(Digest::of(&message))
+    }
+
     /// The code shown with the change and typed back to approve it.
     pub fn code(&self) -> String {
         // 60 bits of the digest, written in base 31: far more than six characters need.
@@ -83,17 +98,16 @@ impl ChangeId {
         }
     }
 
-    /// The question asked after the change is shown.
-    pub fn prompt(&self, what: &str) -> String {
+    /// The question asked after the change is shown: `to` what is done (`approve …`).
+    pub fn prompt(&self, to: &str) -> String {
         format!(
-            "To approve {what}, type the code {} and press Enter (anything else approves \
-             nothing): ",
+            "To {to}, type the code {} and press Enter (anything else does nothing): ",
             self.code()
         )
     }
 }
 
-/// Why nothing was approved.
+/// Why what was asked was not done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
     /// The input ended before a line was typed.
@@ -107,9 +121,9 @@ pub enum Refusal {
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Refusal::NoAnswer => "no answer (the input ended): nothing approved",
-            Refusal::Wrong => "that is not the code shown: nothing approved",
-            Refusal::TooLong => "the answer is longer than the code: nothing approved",
+            Refusal::NoAnswer => "no answer (the input ended)",
+            Refusal::Wrong => "that is not the code shown",
+            Refusal::TooLong => "the answer is longer than the code",
         })
     }
 }

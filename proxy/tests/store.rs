@@ -296,8 +296,8 @@ fn drift_release_approve_and_forget_are_recorded() {
         Err(PinStoreError::Refused(_))
     ));
 
-    assert_eq!(store.forget(&k).unwrap().as_deref(), Some("demo"));
-    assert_eq!(store.forget(&k).unwrap(), None);
+    assert_eq!(store.forget(&k, None).unwrap().as_deref(), Some("demo"));
+    assert_eq!(store.forget(&k, None).unwrap(), None);
     assert_eq!(store.pinned(&k).unwrap(), None);
     assert_eq!(
         kinds(home.path(), &k),
@@ -471,7 +471,7 @@ fn a_pin_edited_without_its_digest_is_refused_and_can_be_forgotten() {
         );
     }
     // The proxy refuses it; the user can drop it deliberately.
-    assert!(store.forget(&k).unwrap().is_some());
+    assert!(store.forget(&k, None).unwrap().is_some());
     store.audit().unwrap();
 }
 

@@ -1,8 +1,9 @@
 //! `pinlog pins`, `review`, `approve`, `forget` and `audit`: the proxy's pin store, shown and
 //! changed by a person. Exit codes (docs/PROXY.md): 0 done, 1 the local log does not verify (or,
-//! for review, the pending change departs; for approve, the person did not confirm), 2 a server
-//! that cannot be found from what was given (or approve without a terminal or --yes, or where
-//! approvals come only from a signed lockfile), 4 the store cannot be read or written.
+//! for review, the pending change departs; for approve and forget, the person did not confirm), 2
+//! a server that cannot be found from what was given (or approve or forget without a terminal or
+//! --yes, or approve where approvals come only from a signed lockfile), 4 the store cannot be read
+//! or written.
 
 use clap::Args;
 use pinlog_core::exit::{Exit, Failure};
@@ -46,6 +47,20 @@ pub struct ApproveArgs {
     pub ascii: bool,
 }
 
+#[derive(Args, Debug)]
+pub struct ForgetArgs {
+    /// The server: its key, a unique prefix of 6 or more, or its label
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+    /// Forget without showing the pin or asking (for scripts a person runs; the next session pins
+    /// whatever it is served, so an agent that may run this can approve anything)
+    #[arg(long)]
+    pub yes: bool,
+    /// Write every non-ASCII character as <U+XXXX>
+    #[arg(long)]
+    pub ascii: bool,
+}
+
 /// The longest line read as the answer; anything longer is refused.
 const MAX_LINE: u64 = pinlog_proxy::confirm::MAX_ANSWER as u64 + 1;
 
@@ -69,44 +84,67 @@ pub fn review(args: ServerArg) -> Result<Exit, Failure> {
 }
 
 pub fn approve(args: ApproveArgs) -> Result<Exit, Failure> {
-    use std::io::{BufRead, IsTerminal, Read, Write};
     if args.yes {
         return with_store(|s| {
             commands::approve(s, &args.server, &args.tools, args.ascii).map(|t| (t, Exit::Ok))
         });
     }
-    if !std::io::stdin().is_terminal() {
-        return Err(Failure::usage(
-            "approve is a person's decision: run it in a terminal, where it shows the change and \
-             asks for its code, or pass --yes in a script",
-        ));
-    }
+    on_terminal("approve")?;
     with_store(|s| {
         let proposal = commands::propose(s, &args.server, &args.tools, args.ascii)?;
-        let mut out = std::io::stdout().lock();
-        let shown =
-            write!(out, "{}\n{}", proposal.shown, proposal.prompt).and_then(|_| out.flush());
-        shown.map_err(|e| CommandError::Io(format!("cannot write to the terminal: {e}")))?;
-        drop(out);
-        // One line, bounded: the end of input reads as no answer.
-        let mut answer = Vec::new();
-        let read = std::io::stdin()
-            .lock()
-            .take(MAX_LINE)
-            .read_until(b'\n', &mut answer);
-        if read.is_err() {
-            answer.clear();
-        }
-        if answer.is_empty() {
-            println!();
-        }
+        let answer = ask(&proposal.shown, &proposal.prompt)?;
         let confirmed = proposal.confirm(&answer)?;
         commands::approve_confirmed(s, confirmed).map(|t| (t, Exit::Ok))
     })
 }
 
-pub fn forget(args: ServerArg) -> Result<Exit, Failure> {
-    with_store(|s| commands::forget(s, &args.server, args.ascii).map(|t| (t, Exit::Ok)))
+pub fn forget(args: ForgetArgs) -> Result<Exit, Failure> {
+    if args.yes {
+        return with_store(|s| {
+            commands::forget(s, &args.server, args.ascii).map(|t| (t, Exit::Ok))
+        });
+    }
+    on_terminal("forget")?;
+    with_store(|s| {
+        let proposal = commands::propose_forget(s, &args.server, args.ascii)?;
+        let answer = ask(&proposal.shown, &proposal.prompt)?;
+        let confirmed = proposal.confirm(&answer)?;
+        commands::forget_confirmed(s, confirmed, args.ascii).map(|t| (t, Exit::Ok))
+    })
+}
+
+/// Refuses `command` unless standard input is a terminal: without one, only `--yes` does it.
+fn on_terminal(command: &str) -> Result<(), Failure> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return Ok(());
+    }
+    Err(Failure::usage(format!(
+        "{command} is a person's decision: run it in a terminal, where it shows what it does and \
+         asks for its code, or pass --yes in a script"
+    )))
+}
+
+/// Shows `shown` and `prompt` on the terminal, and reads one line back, bounded; the end of input
+/// reads as no answer.
+fn ask(shown: &str, prompt: &str) -> Result<Vec<u8>, CommandError> {
+    use std::io::{BufRead, Read, Write};
+    let mut out = std::io::stdout().lock();
+    let written = write!(out, "{shown}\n{prompt}").and_then(|_| out.flush());
+    written.map_err(|e| CommandError::Io(format!("cannot write to the terminal: {e}")))?;
+    drop(out);
+    let mut answer = Vec::new();
+    let read = std::io::stdin()
+        .lock()
+        .take(MAX_LINE)
+        .read_until(b'\n', &mut answer);
+    if read.is_err() {
+        answer.clear();
+    }
+    if answer.is_empty() {
+        println!();
+    }
+    Ok(answer)
 }
 
 pub fn audit() -> Result<Exit, Failure> {

@@ -315,11 +315,23 @@ impl Store {
 
     /// Deletes the pin of `key` (even one that no longer reads): the server is pinned afresh the
     /// next time it runs. Returns its label; `None` when it was not pinned.
-    pub fn forget(&self, key: &ServerKey) -> Result<Option<String>, PinStoreError> {
+    pub fn forget(
+        &self,
+        key: &ServerKey,
+        shown: Option<&ChangeId>,
+    ) -> Result<Option<String>, PinStoreError> {
         self.writing(|tx| {
             let Some(raw) = Self::raw(tx, key)? else {
                 return Ok(None);
             };
+            // What was shown must still be the pin: a pin approved or moved meanwhile is not
+            // forgotten on a code given for another.
+            if let Some(shown) = shown {
+                let p = self.must_load(tx, key)?;
+                if ChangeId::forgetting(key, &p) != *shown {
+                    return Err(PinStoreError::Replaced(key.clone()));
+                }
+            }
             tx.execute("DELETE FROM servers WHERE key = ?1", [key.as_str()])?;
             let before = Some(Digest::of(&raw.pin));
             events::append(

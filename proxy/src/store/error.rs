@@ -49,9 +49,9 @@ impl fmt::Display for PinStoreError {
             PinStoreError::Refused(why) => f.write_str(why),
             PinStoreError::Replaced(key) => write!(
                 f,
-                "what is pending for {key} changed after it was shown (a session recorded another \
-                 change, or it was approved or released meanwhile): nothing approved; run approve \
-                 again to see what is pending now"
+                "the pin of {key} or what is pending for it changed after it was shown (a \
+                 session recorded another change, or it was approved or released meanwhile): \
+                 nothing done; run the command again to see it as it is now"
             ),
             PinStoreError::Audit { index, why } => write!(
                 f,
