@@ -482,6 +482,7 @@ fn a_log_host_that_never_answers_holds_nothing_past_the_deadline() {
         let started = Instant::now();
         let (a, o) = through(&home, &[], &args, &server("drift_server"), &[]);
         let took = started.elapsed();
+        eprintln!("proxy, a silent log host, {mode}: the whole session took {took:?}");
         let err = text(&o.stderr);
         assert_eq!(a["ok"], ok, "{mode}: {a}\n{err}");
         assert!(

@@ -440,6 +440,7 @@ fn a_log_host_that_never_answers_costs_the_deadline_at_most() {
     };
     // warn: the gate's verdict and exit code, the log said not to be used.
     let (o, took) = timed(&[]);
+    eprintln!("verify --log, a silent host, warn: {took:?}");
     let stdout = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}{}", text(&o.stderr));
     assert!(
@@ -449,6 +450,7 @@ fn a_log_host_that_never_answers_costs_the_deadline_at_most() {
     assert!(took < Duration::from_secs(20), "took {took:?}");
     // block: 4, as for any input that could not be read.
     let (o, took) = timed(&["--on-public-unavailable", "block"]);
+    eprintln!("verify --log, a silent host, block: {took:?}");
     assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
     assert!(took < Duration::from_secs(20), "took {took:?}");
 
@@ -476,5 +478,6 @@ fn a_log_host_that_never_answers_costs_the_deadline_at_most() {
         "{}",
         text(&o.stderr)
     );
+    eprintln!("lookup, a silent host, block: {:?}", started.elapsed());
     assert!(started.elapsed() < Duration::from_secs(20));
 }
