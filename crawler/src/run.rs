@@ -527,9 +527,12 @@ pub(crate) fn settle(
         // The append updated liveness in the same transaction.
         Verdict::New(_) | Verdict::Changed(_) => {}
     }
+    // What else the look did to read the server is said in its detail, whatever came of it.
+    let notes = look.notes.join("; ");
     let (detail, exit_code) = match &verdict {
-        Verdict::Failed(f) => (Some(f.detail.clone()), f.exit_code),
-        _ => (None, None),
+        Verdict::Failed(f) if notes.is_empty() => (Some(f.detail.clone()), f.exit_code),
+        Verdict::Failed(f) => (Some(format!("{}; {notes}", f.detail)), f.exit_code),
+        _ => ((!notes.is_empty()).then_some(notes), None),
     };
     records.record(&LookRow {
         run,
