@@ -68,6 +68,8 @@ pub struct Reported {
     pub labels: Vec<String>,
     /// How the package came to be there, with an install cache.
     pub install: Option<Install>,
+    /// What the look's row says beside its outcome, safe to print.
+    pub detail: Option<String>,
     pub took: Duration,
 }
 
@@ -540,7 +542,7 @@ pub(crate) fn settle(
         at,
         outcome: verdict.token().to_string(),
         exit_code,
-        detail,
+        detail: detail.clone(),
         version: look.version.clone(),
         registry_digest: look.registry_digest.clone(),
         env_wanted: (!look.env_wanted.is_empty()).then(|| look.env_wanted.join(",")),
@@ -559,6 +561,7 @@ pub(crate) fn settle(
         version: look.version,
         labels,
         install: look.install,
+        detail,
         took: look.took,
     })
 }
