@@ -381,6 +381,13 @@ fn every_failure_is_recorded_with_its_reason_and_nothing_appended() {
         ),
         ["FIXTURE_DATA_DIR"]
     );
+    // Tried once more with a placeholder, which this one does not take.
+    let detail = site
+        .sql::<String>("SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-env'");
+    assert!(
+        detail[0].starts_with("the server wants FIXTURE_DATA_DIR; with placeholders:"),
+        "{detail:?}"
+    );
     // The detail is stored safe to print: the server's escape character is not.
     let detail = site
         .sql::<String>("SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-error'");

@@ -153,7 +153,7 @@ fn dist_info(venv: &Path, project: &str, version: &str) -> Result<PathBuf, Strin
 
 /// The console script of the installed distribution: the one named like the project, the only
 /// one, or else the first by name; `None` when it has none.
-fn console_script(dist_info: &Path, project: &str) -> Option<String> {
+pub(super) fn console_script(dist_info: &Path, project: &str) -> Option<String> {
     let text = std::fs::read_to_string(dist_info.join("entry_points.txt")).ok()?;
     let mut scripts: Vec<&str> = Vec::new();
     let mut in_section = false;
@@ -184,7 +184,7 @@ fn console_script(dist_info: &Path, project: &str) -> Option<String> {
 /// The top-level module of the distribution that runs as a program (a package with a
 /// `__main__.py`, by the files its `RECORD` says it installed): the one named like the
 /// project, the only one, or else the first by name.
-fn main_module(dist_info: &Path, project: &str) -> Result<String, String> {
+pub(super) fn main_module(dist_info: &Path, project: &str) -> Result<String, String> {
     let none =
         || "the package has no console script to run, nor a module with a __main__".to_string();
     let record = std::fs::read_to_string(dist_info.join("RECORD")).map_err(|_| none())?;
