@@ -288,7 +288,7 @@ fn every_failure_is_recorded_with_its_reason_and_nothing_appended() {
         ),
         (
             "pinlog-fixture-env",
-            serde_json::json!({"mode": "needs-env"}),
+            serde_json::json!({"mode": "needs-env", "prefix": "/"}),
             "needs-env",
         ),
     ];
@@ -380,6 +380,13 @@ fn every_failure_is_recorded_with_its_reason_and_nothing_appended() {
             "SELECT env_wanted FROM crawl_looks WHERE server = 'npm:pinlog-fixture-env'"
         ),
         ["FIXTURE_DATA_DIR"]
+    );
+    // Tried once more with a placeholder, which this one does not take.
+    let detail = site
+        .sql::<String>("SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-env'");
+    assert!(
+        detail[0].starts_with("the server wants FIXTURE_DATA_DIR; with placeholders:"),
+        "{detail:?}"
     );
     // The detail is stored safe to print: the server's escape character is not.
     let detail = site
@@ -521,6 +528,175 @@ fn a_server_started_as_its_seed_line_or_registry_entry_says_is_read_and_its_plac
         "{}",
         text(&v.stdout)
     );
+}
+
+#[test]
+fn a_server_that_prints_text_on_its_output_is_read_and_what_was_skipped_is_recorded() {
+    let site = Site::new(PINLOG);
+    site.package(
+        "pinlog-fixture-banner",
+        "1.0.0",
+        serde_json::json!({"mode": "banner"}),
+    );
+    site.package(
+        "pinlog-fixture-flood",
+        "1.0.0",
+        serde_json::json!({"mode": "banner", "lines": 150}),
+    );
+    // Its answers repeat a member: a message, refused, never skipped as text.
+    site.package(
+        "pinlog-fixture-repeated",
+        "1.0.0",
+        serde_json::json!({"mode": "malformed"}),
+    );
+    site.seeds(&[
+        "npm:pinlog-fixture-banner",
+        "npm:pinlog-fixture-flood",
+        "npm:pinlog-fixture-repeated",
+    ]);
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(&reg, &["--source", "seeds"]));
+    let looks = site.sql::<String>(
+        "SELECT server || ' ' || outcome || ' ' || coalesce(detail, '') FROM crawl_looks",
+    );
+    assert_eq!(
+        site.outcome("npm:pinlog-fixture-banner"),
+        "new",
+        "{out}\n{looks:#?}"
+    );
+    let detail = site
+        .sql::<String>("SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-banner'");
+    assert!(
+        detail[0].contains("lines (")
+            && detail[0].contains("not JSON-RPC messages")
+            && detail[0].contains("\"Fixture MCP server v1.0 running on stdio\""),
+        "{detail:?}"
+    );
+    assert_eq!(site.outcome("npm:pinlog-fixture-flood"), "malformed-answer");
+    let detail = site
+        .sql::<String>("SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-flood'");
+    assert!(detail[0].contains("more than 100 lines"), "{detail:?}");
+    assert_eq!(
+        site.outcome("npm:pinlog-fixture-repeated"),
+        "malformed-answer"
+    );
+    // The entry is today's: no member a verifier of before would not know.
+    let entries = site.entries();
+    assert_eq!(entries.len(), 1);
+    let probe: Vec<&String> = entries[0]["probe"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        probe,
+        [
+            "crawler",
+            "env_placeholders",
+            "env_supplied",
+            "package_version",
+            "protocol_asked",
+            "protocol_negotiated",
+            "sandbox",
+            "transport"
+        ]
+    );
+}
+
+#[test]
+fn a_server_that_says_which_variable_it_wants_is_started_once_more_with_a_placeholder() {
+    let site = Site::new(PINLOG);
+    let says = |name: &str, var: &str, on: &str, say: &str| {
+        site.package(
+            name,
+            "1.0.0",
+            serde_json::json!({"mode": "says", "var": var, "on": on, "say": say}),
+        );
+    };
+    says(
+        "pinlog-fixture-says-please",
+        "EXAMPLE_SERVICE_KEY",
+        "stderr",
+        "Please set EXAMPLE_SERVICE_KEY to use this server",
+    );
+    says(
+        "pinlog-fixture-says-list",
+        "ACME_WORKSPACE",
+        "stderr",
+        "Missing required environment variables:\n  - ACME_WORKSPACE",
+    );
+    says(
+        "pinlog-fixture-says-bare",
+        "APIKEY",
+        "stderr",
+        "Error: APIKEY is not set",
+    );
+    says(
+        "pinlog-fixture-says-stdout",
+        "FIXTURE_DB_URL",
+        "stdout",
+        "Error: FIXTURE_DB_URL environment variable is required",
+    );
+    let names = [
+        ("pinlog-fixture-says-please", "EXAMPLE_SERVICE_KEY"),
+        ("pinlog-fixture-says-list", "ACME_WORKSPACE"),
+        ("pinlog-fixture-says-bare", "APIKEY"),
+        ("pinlog-fixture-says-stdout", "FIXTURE_DB_URL"),
+    ];
+    let seeds: Vec<String> = names.iter().map(|(n, _)| format!("npm:{n}")).collect();
+    site.seeds(&seeds.iter().map(String::as_str).collect::<Vec<_>>());
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(&reg, &["--source", "seeds"]));
+    let looks = site.sql::<String>(
+        "SELECT server || ' ' || outcome || ' ' || coalesce(detail, '') FROM crawl_looks",
+    );
+    let entries = site.entries();
+    for (name, var) in names {
+        let server = format!("npm:{name}");
+        assert_eq!(site.outcome(&server), "new", "{out}\n{looks:#?}");
+        assert_eq!(
+            site.sql::<String>(&format!(
+                "SELECT env_wanted FROM crawl_looks WHERE server = '{server}'"
+            )),
+            [var]
+        );
+        let entry = entries.iter().find(|e| e["server"] == server).unwrap();
+        assert_eq!(entry["probe"]["env_placeholders"], serde_json::json!([var]));
+        assert!(!site.blob_text(entry).contains("pinlog-placeholder"));
+    }
+}
+
+#[test]
+fn a_pypi_package_with_a_main_module_and_no_console_script_is_started_with_python_m() {
+    let site = Site::new(PINLOG);
+    let server = std::fs::read_to_string(installed("tests/fixtures/module_server.py")).unwrap();
+    site.wheel(
+        "pinlog-fixture-module",
+        "1.0.0",
+        &[
+            ("pinlog_fixture_module/__init__.py", ""),
+            ("pinlog_fixture_module/__main__.py", &server),
+            // Another module that runs, not named like the project: not the one chosen.
+            ("another_tool/__init__.py", ""),
+            ("another_tool/__main__.py", "raise SystemExit(3)\n"),
+        ],
+    );
+    site.seeds(&["pypi:pinlog-fixture-module"]);
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(&reg, &["--source", "seeds"]));
+    let looks = site.sql::<String>(
+        "SELECT server || ' ' || outcome || ' ' || coalesce(detail, '') FROM crawl_looks",
+    );
+    assert_eq!(
+        site.outcome("pypi:pinlog-fixture-module"),
+        "new",
+        "{out}\n{looks:#?}"
+    );
+    let detail = site.sql::<String>(
+        "SELECT detail FROM crawl_looks WHERE server = 'pypi:pinlog-fixture-module'",
+    );
+    assert_eq!(
+        detail,
+        ["started as `python -m pinlog_fixture_module`: the package has no console script"]
+    );
+    let entries = site.entries();
+    assert!(site.blob_text(&entries[0]).contains("Echoes text."));
 }
 
 #[test]

@@ -607,7 +607,7 @@ fn a_malformed_or_oversized_result_is_refused_with_its_reason_and_never_appended
         "conditions": {"asked": "auto", "crawler": "pinlog/0.2.0", "sandbox": "bubblewrap"},
         "env_placeholders": [], "env_supplied": [], "env_wanted": [],
         "failure": {"detail": "x", "exit_code": null, "reason": "opt-out"},
-        "install": null, "look": planned[2].0, "passes": null, "registry_digest": null, "revision": null,
+        "install": null, "look": planned[2].0, "notes": [], "passes": null, "registry_digest": null, "revision": null,
         "server": server_of(&planned[2].1),
         "surface": null, "took_ms": 1, "transport": "stdio", "v": "1", "version": "1.0.0"
     });

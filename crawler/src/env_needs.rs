@@ -23,13 +23,42 @@ const CREDENTIAL_PARTS: [&str; 14] = [
 ];
 
 /// Words near a variable's name in a message that says the server wants it.
-const CUES: [&str; 6] = [
+const CUES: [&str; 15] = [
     "env",
     "variable",
     "not set",
     "missing",
     "required",
     "must be set",
+    "please set",
+    "please provide",
+    "not provided",
+    "not defined",
+    "undefined",
+    "keyerror",
+    "os.environ",
+    "process.env",
+    "getenv",
+];
+
+/// Words right after a bare name (one with no underscore, `APIKEY`) that make it a variable's:
+/// such a name is taken only where the message says so of it alone.
+const AFTER_BARE: [&str; 6] = [
+    "is not set",
+    "is required",
+    "must be set",
+    "is missing",
+    "environment variable",
+    "env var",
+];
+
+/// Words right before a bare name that make it a variable's.
+const BEFORE_BARE: [&str; 5] = [
+    "please set",
+    "environment variable",
+    "env var",
+    "variable:",
+    "keyerror:",
 ];
 
 /// Whether `name` looks like it holds a credential (`GITHUB_TOKEN`, `OPENAI_API_KEY`, …).
@@ -40,37 +69,89 @@ pub fn is_credential(name: &str) -> bool {
 }
 
 /// The variables a server wanted: those its registry entry marks required, and names the server
-/// wrote to standard error on a line that says something is missing. Sorted, without repeats.
-pub fn wanted(declared: &[EnvVar], stderr: &[u8]) -> Vec<String> {
+/// wrote (on standard error, or as text on its output) on a line that says something is
+/// missing, or listed under such a line that ends with a colon. Sorted, without repeats.
+pub fn wanted(declared: &[EnvVar], said: &[u8]) -> Vec<String> {
     let mut names: Vec<String> = declared
         .iter()
         .filter(|v| v.required)
         .map(|v| v.name.clone())
         .collect();
-    let text = String::from_utf8_lossy(stderr);
+    let text = String::from_utf8_lossy(said);
+    // Lines of a list under "Missing environment variables:" still to read.
+    let mut listed = 0;
     for line in text.lines() {
         let lower = line.to_lowercase();
-        if !CUES.iter().any(|c| lower.contains(c)) {
+        let cued = CUES.iter().any(|c| lower.contains(c));
+        let item = listed > 0 && is_list_item(line);
+        listed = match (cued, line.trim_end().ends_with(':')) {
+            (true, true) => 16,
+            _ if item => listed - 1,
+            _ => 0,
+        };
+        if !(cued || item) {
             continue;
         }
-        for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        for (start, end) in words(line) {
+            let word = &line[start..end];
             let shaped = word.len() >= 3
-                && word.contains('_')
                 && !word.starts_with('_')
                 && !word.starts_with("ERR_")
                 && word
                     .bytes()
                     .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
                 && word.as_bytes()[0].is_ascii_uppercase();
-            if shaped && is_env_name(word) {
-                names.push(word.to_string());
+            if !shaped || !is_env_name(word) {
+                continue;
             }
+            // A bare upper-case word is more often an acronym than a variable.
+            let bare = !word.contains('_');
+            if bare && !(item || said_alone(line, start, end)) {
+                continue;
+            }
+            names.push(word.to_string());
         }
     }
     names.sort();
     names.dedup();
     names.truncate(32);
     names
+}
+
+/// Where each word of ASCII letters, digits and `_` starts and ends in `line`.
+fn words(line: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in line.char_indices() {
+        match (c.is_ascii_alphanumeric() || c == '_', start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out.extend(start.map(|s| (s, line.len())));
+    out
+}
+
+/// A line of a list: `- NAME`, `* NAME`, `• NAME`, or the name alone.
+fn is_list_item(line: &str) -> bool {
+    let t = line.trim();
+    let rest = t.trim_start_matches(['-', '*', '•']).trim();
+    !rest.is_empty() && (rest.len() < t.len() || !rest.contains(' '))
+}
+
+/// Whether the words right around `line[start..end]` say that it is a variable.
+fn said_alone(line: &str, start: usize, end: usize) -> bool {
+    let quotes: &[char] = &['"', '\'', '`', ' ', '$'];
+    let after = line[end..].to_lowercase();
+    let after = after.trim_start_matches(quotes);
+    let before = line[..start].to_lowercase();
+    let before = before.trim_end_matches(quotes);
+    AFTER_BARE.iter().any(|a| after.starts_with(a))
+        || BEFORE_BARE.iter().any(|b| before.ends_with(b))
 }
 
 #[cfg(test)]
@@ -122,6 +203,30 @@ mod tests {
         assert_eq!(
             wanted(&declared, stderr),
             ["BRAVE_API_KEY", "DATABASE_URL", "REGION"]
+        );
+    }
+
+    #[test]
+    fn common_phrasings_are_read_and_bare_acronyms_are_not() {
+        let said = b"Please set EXAMPLE_API_KEY to use this server\n\
+            APIKEY is not set\n\
+            Error: the JSON API returned HTTP 500; a required field is missing\n\
+            Missing required environment variables:\n  - ACME_ORG\n  * TOKEN\n\
+            Starting server on PORT 8080\n  - NOT_LISTED\n\
+            KeyError: 'OPENAI_API_KEY'\n\
+            Missing required environment variable: SERVICE_URL\n\
+            The environment variable `SECRET` must be set\n";
+        assert_eq!(
+            wanted(&[], said),
+            [
+                "ACME_ORG",
+                "APIKEY",
+                "EXAMPLE_API_KEY",
+                "OPENAI_API_KEY",
+                "SECRET",
+                "SERVICE_URL",
+                "TOKEN"
+            ]
         );
     }
 }

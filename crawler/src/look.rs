@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use pinlog_mcp::caps::Caps;
 use pinlog_mcp::guard::NetGuard;
+use pinlog_mcp::noise::Noise;
 use pinlog_mcp::probe::{self, Target};
 use pinlog_mcp::stdio::Exit;
 use pinlog_mcp::surface::{ProbeOptions, Surface};
@@ -142,6 +143,9 @@ pub struct Look {
     pub caps: Option<InForce>,
     /// How the package came to be there, with an install cache.
     pub install: Option<Install>,
+    /// What else the look did to read the server, beyond how it was asked to start it: each a
+    /// sentence safe to print (docs/OPERATIONS.md, "Looking at one server").
+    pub notes: Vec<String>,
     pub took: Duration,
 }
 
@@ -159,6 +163,7 @@ impl Look {
             arg_placeholders: Vec::new(),
             caps: None,
             install: None,
+            notes: Vec::new(),
             took: Duration::ZERO,
         }
     }
@@ -282,6 +287,7 @@ impl Looker {
         })?;
         look.version = Some(installed.version.clone());
         look.registry_digest = installed.registry_digest.clone();
+        look.notes.extend(installed.note.clone());
 
         if let Isolation::Bubblewrap(_) = isolation {
             look.caps = Some(InForce {
@@ -309,13 +315,19 @@ impl Looker {
         capped(group.as_ref(), first.exit, &self.limits)?;
         let stderr = first.stderr.kept.clone();
         let err = match first.outcome {
-            Ok(s) => return complete(s),
+            Ok(s) => {
+                look.notes.extend(noise_note(&first.noise));
+                return complete(s);
+            }
             Err(e) => e,
         };
-        // Only a server that stopped on its own may have stopped for want of a variable.
+        // Only a server that stopped on its own may have stopped for want of a variable; it may
+        // have said so on either of its outputs.
         let stopped = matches!(err, pinlog_mcp::error::WireError::Closed(_));
         let mut wanted = if stopped {
-            env_needs::wanted(&c.env, &stderr)
+            let mut said = stderr.clone();
+            said.extend_from_slice(&first.noise.kept);
+            env_needs::wanted(&c.env, &said)
         } else {
             Vec::new()
         };
@@ -323,18 +335,14 @@ impl Looker {
         wanted.retain(|n| !given.iter().any(|(g, _)| g == n));
         look.env_wanted = wanted.clone();
         if wanted.is_empty() {
+            look.notes.extend(noise_note(&first.noise));
             let mut f = exit_failure(&err, first.exit);
             f.detail.push_str(&stderr_tail(&stderr));
             return Err(f);
         }
+        // One retry, every wanted variable filled with the same harmless placeholder, as a
+        // declared one without a value is from the first run.
         let names = wanted.join(", ");
-        if !wanted.iter().all(|n| env_needs::is_credential(n)) {
-            return Err(LookFailure::new(
-                Reason::NeedsEnv,
-                format!("the server wants {names}"),
-            ));
-        }
-        // One retry, every wanted credential filled with the same harmless placeholder.
         let mut env = given.clone();
         env.extend(wanted.iter().map(|n| (n.clone(), PLACEHOLDER.to_string())));
         let second = self.run(
@@ -346,16 +354,23 @@ impl Looker {
             group.as_ref(),
         );
         capped(group.as_ref(), second.exit, &self.limits)?;
+        look.notes.extend(noise_note(&second.noise));
         match second.outcome {
             Ok(s) => {
                 look.env_placeholders.extend(wanted);
                 look.env_placeholders.sort();
                 complete(s)
             }
-            Err(e) => Err(LookFailure::new(
-                Reason::NeedsCredentials,
-                format!("the server wants {names}; with placeholders: {e}"),
-            )),
+            Err(e) => {
+                let (reason, what) = match wanted.iter().any(|n| env_needs::is_credential(n)) {
+                    true => (Reason::NeedsCredentials, "placeholder credentials"),
+                    false => (Reason::NeedsEnv, "placeholders"),
+                };
+                Err(LookFailure::new(
+                    reason,
+                    format!("the server wants {names}; with {what}: {e}"),
+                ))
+            }
         }
     }
 
@@ -581,6 +596,20 @@ fn stderr_tail(stderr: &[u8]) -> String {
         "; its standard error ends: {}",
         pinlog_core::render::quoted(&tail, 300)
     )
+}
+
+/// What a look says of the lines of a server's output it skipped, if any.
+fn noise_note(noise: &Noise) -> Option<String> {
+    (noise.lines > 0).then(|| {
+        pinlog_core::render::safe(&format!(
+            "skipped {} lines ({} bytes) of its standard output that are not JSON-RPC messages, \
+             the first {}",
+            noise.lines,
+            noise.bytes,
+            pinlog_core::render::quoted(&noise.first(), 80)
+        ))
+        .into_owned()
+    })
 }
 
 /// A surface whose readings disagreed is not one surface: nothing is appended for it.

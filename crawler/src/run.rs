@@ -68,6 +68,8 @@ pub struct Reported {
     pub labels: Vec<String>,
     /// How the package came to be there, with an install cache.
     pub install: Option<Install>,
+    /// What the look's row says beside its outcome, safe to print.
+    pub detail: Option<String>,
     pub took: Duration,
 }
 
@@ -527,9 +529,12 @@ pub(crate) fn settle(
         // The append updated liveness in the same transaction.
         Verdict::New(_) | Verdict::Changed(_) => {}
     }
+    // What else the look did to read the server is said in its detail, whatever came of it.
+    let notes = look.notes.join("; ");
     let (detail, exit_code) = match &verdict {
-        Verdict::Failed(f) => (Some(f.detail.clone()), f.exit_code),
-        _ => (None, None),
+        Verdict::Failed(f) if notes.is_empty() => (Some(f.detail.clone()), f.exit_code),
+        Verdict::Failed(f) => (Some(format!("{}; {notes}", f.detail)), f.exit_code),
+        _ => ((!notes.is_empty()).then_some(notes), None),
     };
     records.record(&LookRow {
         run,
@@ -537,7 +542,7 @@ pub(crate) fn settle(
         at,
         outcome: verdict.token().to_string(),
         exit_code,
-        detail,
+        detail: detail.clone(),
         version: look.version.clone(),
         registry_digest: look.registry_digest.clone(),
         env_wanted: (!look.env_wanted.is_empty()).then(|| look.env_wanted.join(",")),
@@ -556,6 +561,7 @@ pub(crate) fn settle(
         version: look.version,
         labels,
         install: look.install,
+        detail,
         took: look.took,
     })
 }

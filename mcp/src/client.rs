@@ -10,6 +10,7 @@ use crate::error::WireError;
 use crate::http::HttpTransport;
 use crate::jsonrpc::{self, Incoming};
 use crate::message;
+use crate::noise::{self, Noise};
 use crate::revision::{Era, Revision};
 use crate::sse_legacy::SseLegacyTransport;
 use crate::stdio::{Exit, Stderr, StdioTransport};
@@ -59,6 +60,8 @@ pub struct Client {
     caps: Caps,
     /// Notifications the server sent, by method, in order (e.g. a `list_changed` mid-listing).
     pub notifications: Vec<String>,
+    /// Lines of a stdio server's output that were no message at all, skipped.
+    pub noise: Noise,
 }
 
 impl Client {
@@ -68,6 +71,7 @@ impl Client {
             next_id: 0,
             caps,
             notifications: Vec::new(),
+            noise: Noise::default(),
         }
     }
 
@@ -110,6 +114,14 @@ impl Client {
     async fn answer(&mut self, id: u64, method: &str) -> Result<Value<'static>, WireError> {
         loop {
             let bytes = self.transport.recv().await?;
+            // A line on stdio that is no message at all is skipped, as the SDK clients skip it;
+            // over HTTP a body or an event is meant as a message, and is read as one.
+            if matches!(self.transport, Transport::Stdio(_))
+                && noise::is_noise(&bytes, self.caps.message_bytes)
+            {
+                self.noise.skip(&bytes).map_err(WireError::Malformed)?;
+                continue;
+            }
             match jsonrpc::read(&bytes, self.caps.message_bytes)? {
                 Incoming::Response { id: got, outcome } if got == id => {
                     return outcome.map_err(|error| WireError::Rpc {

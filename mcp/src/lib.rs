@@ -13,6 +13,7 @@ pub mod lines;
 pub mod listing;
 pub mod loopback;
 pub mod message;
+pub mod noise;
 pub mod probe;
 pub mod revision;
 pub mod server;

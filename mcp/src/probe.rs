@@ -11,6 +11,7 @@ use crate::error::WireError;
 use crate::guard::NetGuard;
 use crate::http::HttpTransport;
 use crate::jsonrpc::UNSUPPORTED_VERSION;
+use crate::noise::Noise;
 use crate::revision::Era;
 use crate::revision::Revision;
 use crate::sse_legacy::SseLegacyTransport;
@@ -24,6 +25,8 @@ pub struct ProbeReport {
     pub stderr: Stderr,
     /// How a stdio server ended, if it ended on its own (a crash, an exit before answering).
     pub exit: Option<Exit>,
+    /// Lines of its output that were no message at all, skipped.
+    pub noise: Noise,
 }
 
 /// Where the server is.
@@ -93,6 +96,7 @@ pub fn probe(target: Target<'_>, options: &ProbeOptions, caps: Caps) -> ProbeRep
                 outcome: Err(WireError::Unreachable(format!("no runtime: {e}"))),
                 stderr: Stderr::default(),
                 exit: None,
+                noise: Noise::default(),
             }
         }
     };
@@ -197,6 +201,7 @@ async fn session(
             outcome: Err(e),
             stderr: Stderr::default(),
             exit: None,
+            noise: Noise::default(),
         },
         handshake_era: false,
     };
@@ -228,12 +233,14 @@ async fn session(
         Ok(r) => r,
         Err(_) => Err(late()),
     };
+    let noise = std::mem::take(&mut client.noise);
     let (stderr, exit) = client.close().await;
     SessionLook {
         look: ProbeReport {
             outcome,
             stderr,
             exit,
+            noise,
         },
         handshake_era,
     }

@@ -22,7 +22,7 @@ use pinlog_crawler::look::{Kept, Looker};
 use pinlog_crawler::queue::coordinator::{coordinate, Coordinator};
 use pinlog_crawler::queue::worker::{work, Event, Worker};
 use pinlog_crawler::queue::Queue;
-use pinlog_crawler::run::{self, Crawl, Observer, Reported, Summary, Verdict};
+use pinlog_crawler::run::{self, Crawl, Observer, Reported, Summary};
 use pinlog_crawler::sandbox::{self, Isolation};
 use pinlog_crawler::schedule::When;
 use pinlog_log::keyfile;
@@ -598,10 +598,7 @@ impl Observer for Progress {
     }
 
     fn looked(&mut self, r: &Reported) {
-        let detail = match &r.verdict {
-            Verdict::Failed(f) => value(&f.detail),
-            _ => "\"\"".to_string(),
-        };
+        let detail = value(r.detail.as_deref().unwrap_or(""));
         let line = format!(
             "at={} event=looked server={} outcome={} version={} labels={} install={} took_ms={} detail={detail}",
             pinlog_core::clock::now(),

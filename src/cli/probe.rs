@@ -62,7 +62,10 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         None => Target::Stdio(&launch),
     };
     let ProbeReport {
-        outcome, stderr, ..
+        outcome,
+        stderr,
+        noise,
+        ..
     } = probe::probe(target, &options, caps);
     let surface = match outcome {
         Ok(s) => s,
@@ -76,7 +79,7 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         }
     };
     let id = args.id.as_deref().unwrap_or("server");
-    let summary = format!(
+    let mut summary = format!(
         "probed {} ({}): {} tools, {} prompts, {} in {} passes",
         render::quoted(surface.reported_name().unwrap_or("(no name)"), 80),
         surface.revision,
@@ -89,6 +92,13 @@ pub fn run(args: ProbeArgs) -> Result<Exit, Failure> {
         },
         surface.passes
     );
+    if noise.lines > 0 {
+        summary.push_str(&format!(
+            "; skipped {} lines of its output that are not JSON-RPC, the first {}",
+            noise.lines,
+            render::quoted(&noise.first(), 80)
+        ));
+    }
     let bytes = probe::manifest(id, surface, args.look.protocol.0).to_bytes();
     match &args.output {
         Some(path) => io::write_atomic(path, &bytes)?,

@@ -66,6 +66,44 @@ impl Site {
         .unwrap();
     }
 
+    /// Adds a wheel `project==version` holding `files` (path in the wheel, text), with the
+    /// metadata and `RECORD` pip wants; served beside `.ci/wheels`.
+    pub fn wheel(&self, project: &str, version: &str, files: &[(&str, &str)]) {
+        const BUILD: &str = r#"
+import base64, hashlib, json, sys, zipfile
+out, name, version, files = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+dist = name.replace("-", "_")
+info = f"{dist}-{version}.dist-info"
+files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+files[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: pinlog-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+record = []
+for path, text in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+    record.append(f"{path},sha256={digest},{len(text.encode())}")
+files[f"{info}/RECORD"] = "\n".join(record + [f"{info}/RECORD,,"]) + "\n"
+with zipfile.ZipFile(f"{out}/{dist}-{version}-py3-none-any.whl", "w") as z:
+    for path, text in files.items():
+        z.writestr(path, text)
+"#;
+        let dir = self.path("wheels");
+        std::fs::create_dir_all(&dir).unwrap();
+        let files: serde_json::Map<String, serde_json::Value> = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), serde_json::Value::from(*t)))
+            .collect();
+        let status = Command::new("python3")
+            .args(["-c", BUILD])
+            .arg(&dir)
+            .args([
+                project,
+                version,
+                &serde_json::Value::Object(files).to_string(),
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "the wheel of {project} was not built");
+    }
+
     pub fn seeds(&self, lines: &[&str]) {
         std::fs::write(self.path("seeds.txt"), lines.join("\n") + "\n").unwrap();
     }
@@ -121,6 +159,9 @@ impl Site {
                 std::fs::write(self.path(file), doc.to_string()).unwrap();
                 cmd.arg(flag).arg(self.path(file));
             }
+        }
+        if self.path("wheels").exists() {
+            cmd.arg("--wheels").arg(self.path("wheels"));
         }
         // GitHub answers when the test wrote what it should say.
         if self.path("github.json").exists() {

@@ -57,6 +57,8 @@ pub struct Installed {
     pub packages: Vec<String>,
     /// The command, by absolute paths.
     pub argv: Vec<OsString>,
+    /// How the command was chosen, when not as usual (a module run with `python -m`).
+    pub note: Option<String>,
     /// What of the host the command must be able to read.
     pub binds: Vec<Bind>,
 }

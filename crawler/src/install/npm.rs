@@ -95,6 +95,7 @@ pub fn npm_tree(tools: &Installers, name: &str, dir: &Path) -> Result<Installed,
         registry_digest: integrity,
         packages: every,
         argv: vec![tools.node.clone().into(), script.into()],
+        note: None,
         binds,
     })
 }

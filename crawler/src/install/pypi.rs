@@ -103,7 +103,21 @@ pub fn pypi_tree(tools: &Installers, name: &str, dir: &Path) -> Result<Installed
         .and_then(|m| text(m, "version"))
         .ok_or("pip recorded no version")?
         .to_string();
-    let script = console_script(&venv, &want, &installed_version)?;
+    let dist_info = dist_info(&venv, &want, &installed_version)?;
+    // A package with no console script, but a module that runs as a program, is started as its
+    // users start it: `python -m <module>`.
+    let (argv, note) = match console_script(&dist_info, &want) {
+        Some(script) => (vec![venv.join("bin").join(script).into()], None),
+        None => {
+            let module = main_module(&dist_info, &want)?;
+            let note =
+                format!("started as `python -m {module}`: the package has no console script");
+            (
+                vec![venv.join("bin/python").into(), "-m".into(), module.into()],
+                Some(note),
+            )
+        }
+    };
     let mut binds = vec![Bind::same(dir)];
     binds.extend(program_binds(&venv.join("bin/python"), dir)?);
     binds.extend(python_library(&tools.python)?);
@@ -111,17 +125,17 @@ pub fn pypi_tree(tools: &Installers, name: &str, dir: &Path) -> Result<Installed
         version: installed_version,
         registry_digest: sha256(item),
         packages: items.iter().filter_map(sha256).collect(),
-        argv: vec![venv.join("bin").join(script).into()],
+        argv,
+        note,
         binds,
     })
 }
 
-/// The console script of the installed distribution: the one named like the project, the only
-/// one, or else the first by name.
-fn console_script(venv: &Path, project: &str, version: &str) -> Result<String, String> {
+/// The `.dist-info` directory of the installed distribution.
+fn dist_info(venv: &Path, project: &str, version: &str) -> Result<PathBuf, String> {
     let lib = venv.join("lib");
-    let dist_info = format!("{}-{version}.dist-info", project.replace('-', "_"));
-    let mut entry_points = None;
+    let name = format!("{}-{version}.dist-info", project.replace('-', "_"));
+    let mut found = None;
     for python in std::fs::read_dir(&lib)
         .map_err(|e| format!("{}: {e}", lib.display()))?
         .flatten()
@@ -129,14 +143,18 @@ fn console_script(venv: &Path, project: &str, version: &str) -> Result<String, S
         let site = python.path().join("site-packages");
         for d in std::fs::read_dir(&site).into_iter().flatten().flatten() {
             let n = d.file_name().to_string_lossy().to_lowercase();
-            if n == dist_info.to_lowercase() {
-                entry_points = Some(d.path().join("entry_points.txt"));
+            if n == name.to_lowercase() {
+                found = Some(d.path());
             }
         }
     }
-    let path = entry_points.ok_or_else(|| format!("no {dist_info} in the venv"))?;
-    let text = std::fs::read_to_string(&path)
-        .map_err(|_| "the package has no console script to run".to_string())?;
+    found.ok_or_else(|| format!("no {name} in the venv"))
+}
+
+/// The console script of the installed distribution: the one named like the project, the only
+/// one, or else the first by name; `None` when it has none.
+pub(super) fn console_script(dist_info: &Path, project: &str) -> Option<String> {
+    let text = std::fs::read_to_string(dist_info.join("entry_points.txt")).ok()?;
     let mut scripts: Vec<&str> = Vec::new();
     let mut in_section = false;
     for line in text.lines().map(str::trim) {
@@ -161,7 +179,33 @@ fn console_script(venv: &Path, project: &str, version: &str) -> Result<String, S
         .find(|s| pypi_normalized(s) == project)
         .or(scripts.first())
         .map(|s| s.to_string())
-        .ok_or_else(|| "the package has no console script to run".into())
+}
+
+/// The top-level module of the distribution that runs as a program (a package with a
+/// `__main__.py`, by the files its `RECORD` says it installed): the one named like the
+/// project, the only one, or else the first by name.
+pub(super) fn main_module(dist_info: &Path, project: &str) -> Result<String, String> {
+    let none =
+        || "the package has no console script to run, nor a module with a __main__".to_string();
+    let record = std::fs::read_to_string(dist_info.join("RECORD")).map_err(|_| none())?;
+    let mut modules: Vec<&str> = record
+        .lines()
+        .filter_map(|l| l.split(',').next()?.strip_suffix("/__main__.py"))
+        .filter(|m| {
+            let mut b = m.bytes();
+            b.next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+                && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        })
+        .collect();
+    modules.sort();
+    modules.dedup();
+    modules
+        .iter()
+        .find(|m| pypi_normalized(m) == project)
+        .or(modules.first())
+        .map(|m| m.to_string())
+        .ok_or_else(none)
 }
 
 /// The interpreter `python` runs (past any shim), with what a confined pip must read: the

@@ -1,5 +1,6 @@
 use super::npm::{inside, pick_bin};
 use super::provenance::{npm_provenance, pip_provenance};
+use super::pypi::{console_script, main_module};
 use pinlog_core::json::{self, Limits, Value};
 
 fn value(s: &str) -> Value<'static> {
@@ -77,4 +78,32 @@ fn only_what_came_from_the_registry_is_accepted() {
     ] {
         assert!(pip_provenance(&value(bad)).is_err(), "{bad}");
     }
+}
+
+#[test]
+fn a_pypi_package_without_a_console_script_runs_the_module_with_a_main() {
+    let dist = tempfile::tempdir().unwrap();
+    let record = |lines: &str| std::fs::write(dist.path().join("RECORD"), lines).unwrap();
+    assert_eq!(console_script(dist.path(), "acme-mcp"), None);
+    record(
+        "zeta/__main__.py,sha256=x,1\nacme_mcp/__init__.py,sha256=x,1\n\
+         acme_mcp/__main__.py,sha256=x,1\nacme_mcp/sub/__main__.py,sha256=x,1\n\
+         bad-name/__main__.py,sha256=x,1\n",
+    );
+    assert_eq!(main_module(dist.path(), "acme-mcp").unwrap(), "acme_mcp");
+    // Not named like the project: the first by name; a nested one or an invalid name never.
+    assert_eq!(main_module(dist.path(), "other").unwrap(), "acme_mcp");
+    record("acme_mcp/__init__.py,sha256=x,1\nacme_mcp/sub/__main__.py,sha256=x,1\n");
+    assert!(main_module(dist.path(), "acme-mcp")
+        .unwrap_err()
+        .contains("nor a module with a __main__"));
+    std::fs::write(
+        dist.path().join("entry_points.txt"),
+        "[console_scripts]\nacme-mcp = acme_mcp:main\n",
+    )
+    .unwrap();
+    assert_eq!(
+        console_script(dist.path(), "acme-mcp").as_deref(),
+        Some("acme-mcp")
+    );
 }

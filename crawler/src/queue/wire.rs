@@ -30,6 +30,8 @@ pub const MAX_RESULT: usize = MAX_BLOB + (256 << 10);
 const VERSION: &str = "1";
 /// The longest failure detail a result carries.
 const MAX_DETAIL: usize = 16 << 10;
+/// The most notes a result carries: a look makes at most three.
+const MAX_NOTES: usize = 8;
 
 /// A message refused: the rule it broke, and what was found (safe to print).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -367,6 +369,8 @@ pub struct LookResult {
     pub arg_placeholders: Vec<String>,
     pub caps: Option<InForce>,
     pub install: Option<Install>,
+    /// What else the look did to read the server, each safe to print.
+    pub notes: Vec<String>,
     pub took: Duration,
     pub conditions: Conditions,
 }
@@ -407,6 +411,7 @@ impl LookResult {
             arg_placeholders: l.arg_placeholders,
             caps: l.caps,
             install: l.install,
+            notes: l.notes,
             took: l.took,
             conditions,
         }
@@ -440,6 +445,7 @@ impl LookResult {
                 arg_placeholders: self.arg_placeholders,
                 caps: self.caps,
                 install: self.install,
+                notes: self.notes,
                 took: self.took,
             },
             self.conditions,
@@ -505,6 +511,14 @@ impl LookResult {
         );
         o.extend_from_slice(b",\"look\":");
         json::write_string(&mut o, self.look.as_str());
+        o.extend_from_slice(b",\"notes\":");
+        json::write_strings(
+            &mut o,
+            self.notes
+                .iter()
+                .take(MAX_NOTES)
+                .map(|n| truncated(n, MAX_DETAIL)),
+        );
         o.extend_from_slice(b",\"passes\":");
         match &self.found {
             Ok(f) => o.extend_from_slice(f.passes.to_string().as_bytes()),
@@ -551,6 +565,7 @@ impl LookResult {
                 "failure",
                 "install",
                 "look",
+                "notes",
                 "passes",
                 "registry_digest",
                 "revision",
@@ -766,6 +781,30 @@ impl LookResult {
                             )
                         })?,
                 ),
+            },
+            notes: {
+                let notes = array(top, "notes")?;
+                if notes.len() > MAX_NOTES {
+                    return Err(Refused::new(
+                        "notes",
+                        format!("more than {MAX_NOTES} notes"),
+                    ));
+                }
+                notes
+                    .iter()
+                    .map(|v| {
+                        v.as_str()
+                            .filter(|n| {
+                                !n.is_empty()
+                                    && n.len() <= MAX_DETAIL
+                                    && !n.chars().any(char::is_control)
+                            })
+                            .map(str::to_string)
+                            .ok_or_else(|| {
+                                Refused::new("notes", "a note is not one line of printable text")
+                            })
+                    })
+                    .collect::<Result<_, _>>()?
             },
             took: Duration::from_millis(number(top, "took_ms", 1 << 40)?),
             conditions,
@@ -1027,6 +1066,7 @@ mod tests {
             install: Some(Install::Reinstalled(
                 "the kept tree was installed 8 days ago".into(),
             )),
+            notes: vec!["started as `python -m x`: the package has no console script".into()],
             took: Duration::from_millis(1234),
         };
         LookResult::of(
