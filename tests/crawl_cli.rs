@@ -524,6 +524,109 @@ fn a_server_started_as_its_seed_line_or_registry_entry_says_is_read_and_its_plac
 }
 
 #[test]
+fn a_server_that_stops_with_a_usage_error_is_started_again_once_as_it_asked() {
+    let site = Site::new(PINLOG);
+    let argparse = |usage: &str, wants: &str| {
+        format!("usage: fixture [-h] {usage}\nfixture: error: the following arguments are required: {wants}\n")
+    };
+    let cases = [
+        // A transport word: argparse names the subcommand by its dest and shows its choices.
+        (
+            "pinlog-fixture-transport",
+            serde_json::json!({"mode": "needs-args", "usage": ["stdio"],
+                "error": argparse("{stdio,streamable-http} ...", "transport")}),
+            "new",
+            serde_json::json!(["$1"]),
+        ),
+        // A database file: a path not there yet, in a directory it can write.
+        (
+            "pinlog-fixture-db-path",
+            serde_json::json!({"mode": "needs-args", "usage": ["--db-path", "<new>"],
+                "error": argparse("--db-path DB_PATH", "--db-path")}),
+            "new",
+            serde_json::json!(["--db-path"]),
+        ),
+        // yargs and commander: an empty directory it can write.
+        (
+            "pinlog-fixture-allowed",
+            serde_json::json!({"mode": "needs-args", "usage": ["--allowed-directories", "<dir>"],
+                "error": "Options:\n  --help\n\nMissing required argument: allowed-directories\n"}),
+            "new",
+            serde_json::json!(["--allowed-directories"]),
+        ),
+        (
+            "pinlog-fixture-directory",
+            serde_json::json!({"mode": "needs-args", "usage": ["<dir>"],
+                "error": "error: missing required argument 'directory'\n"}),
+            "new",
+            serde_json::json!(["$1"]),
+        ),
+        // Its seed line's start is kept, and what the usage error asks for comes after it.
+        (
+            "pinlog-fixture-seeded",
+            serde_json::json!({"mode": "needs-args", "usage": ["serve", "--name", "*"],
+                "error": "error: required option '--name <name>' not specified\n"}),
+            "new",
+            serde_json::json!(["--name"]),
+        ),
+        // Asks for one thing, then for another: one retry, never two.
+        (
+            "pinlog-fixture-twice",
+            serde_json::json!({"mode": "needs-args", "usage": ["stdio", "--db-path", "*"],
+                "error": argparse("{stdio,sse}", "transport")}),
+            "exited",
+            serde_json::Value::Null,
+        ),
+    ];
+    let mut seeds = Vec::new();
+    for (name, fixture, _, _) in &cases {
+        site.package(name, "1.0.0", fixture.clone());
+        seeds.push(match *name {
+            "pinlog-fixture-seeded" => format!("npm:{name} -- serve"),
+            _ => format!("npm:{name}"),
+        });
+    }
+    site.seeds(&seeds.iter().map(String::as_str).collect::<Vec<_>>());
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(&reg, &["--source", "seeds"]));
+    let looks = site.sql::<String>(
+        "SELECT server || ' ' || outcome || ' ' || coalesce(detail, '') FROM crawl_looks",
+    );
+    assert!(
+        out.contains("looked at 6: 5 ok (5 new, 0 changed, 0 unchanged), 1 failed"),
+        "{out}\n{looks:#?}"
+    );
+    let entries = site.entries();
+    for (name, _, outcome, placeholders) in &cases {
+        let server = format!("npm:{name}");
+        assert_eq!(site.outcome(&server), *outcome, "{looks:#?}");
+        if let Some(e) = entries.iter().find(|e| e["server"] == server.as_str()) {
+            assert_eq!(e["probe"]["arg_placeholders"], *placeholders, "{name}");
+            assert!(
+                site.blob_text(e).contains("started with"),
+                "{name}: {}",
+                site.blob_text(e)
+            );
+        }
+    }
+    let detail = site
+        .sql::<String>("SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-twice'");
+    assert!(
+        detail[0].contains("started again as its usage error asked, with $1")
+            && detail[0].contains("the following arguments are required: transport"),
+        "{detail:?}"
+    );
+    let bodies = site.sql::<Vec<u8>>("SELECT body FROM entries");
+    assert!(
+        bodies.iter().all(|b| {
+            let b = String::from_utf8_lossy(b);
+            !b.contains("pinlog-scratch") && !b.contains("pinlog-placeholder")
+        }),
+        "values are never recorded"
+    );
+}
+
+#[test]
 fn a_server_in_the_sandbox_cannot_reach_the_network() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();

@@ -23,6 +23,8 @@ use crate::install_cache::{Cache, Key, Lease, Reservation, Taken};
 use crate::limits::{Enforcer, InForce, Limits};
 use crate::outcome::{LookFailure, Reason};
 use crate::sandbox::{Isolation, PLACEHOLDER};
+use crate::start::Start;
+use crate::usage::{self, Fill};
 
 /// How the crawler looks at servers.
 #[derive(Debug, Clone)]
@@ -312,8 +314,37 @@ impl Looker {
             Ok(s) => return complete(s),
             Err(e) => e,
         };
-        // Only a server that stopped on its own may have stopped for want of a variable.
+        // Only a server that stopped on its own may have stopped for want of an argument or a
+        // variable.
         let stopped = matches!(err, pinlog_mcp::error::WireError::Closed(_));
+        if stopped {
+            if let Some(again) = asked_for(start, &stderr, &isolation.scratch(&home)) {
+                // The one retry of this look: the arguments the usage error asked for.
+                let second = self.run(
+                    isolation,
+                    &installed,
+                    again.args(),
+                    &given,
+                    &home,
+                    group.as_ref(),
+                );
+                capped(group.as_ref(), second.exit, &self.limits)?;
+                look.arg_placeholders = again.arg_placeholders().to_vec();
+                let tail = stderr_tail(&second.stderr.kept);
+                return match second.outcome {
+                    Ok(s) => complete(s),
+                    Err(e) => {
+                        let mut f = exit_failure(&e, second.exit);
+                        f.detail = format!(
+                            "started again as its usage error asked, with {}: {}{tail}",
+                            again.arg_placeholders().join(" "),
+                            f.detail
+                        );
+                        Err(f)
+                    }
+                };
+            }
+        }
         let mut wanted = if stopped {
             env_needs::wanted(&c.env, &stderr)
         } else {
@@ -562,6 +593,32 @@ fn capped(group: Option<&Group>, exit: Option<Exit>, limits: &Limits) -> Result<
         reason,
         format!("the look's processes ran into their cap of {what} and were stopped"),
     ))
+}
+
+/// `start` with the required arguments a usage error on `stderr` asked for, each filled as a
+/// person would fill it and recorded as a placeholder; `None` when it asked for none, or for one
+/// the server was already given.
+fn asked_for(start: &Start, stderr: &[u8], scratch: &Path) -> Option<Start> {
+    let wants = usage::wanted(&String::from_utf8_lossy(stderr));
+    if wants.is_empty() {
+        return None;
+    }
+    let mut again = start.clone();
+    for w in wants {
+        let value = match w.fill {
+            Fill::Choice(c) => c,
+            Fill::Directory => scratch.to_str()?.to_string(),
+            Fill::File => scratch.join(PLACEHOLDER).to_str()?.to_string(),
+            Fill::Text => PLACEHOLDER.to_string(),
+        };
+        if let Some(name) = &w.option {
+            if start.args().iter().any(|a| a == name) {
+                return None;
+            }
+        }
+        again.made(w.option.as_deref(), value).ok()?;
+    }
+    Some(again)
 }
 
 /// The last lines the server wrote to standard error, safe to print: often the reason it

@@ -12,6 +12,8 @@ use pinlog_mcp::stdio::Launch;
 pub const PLACEHOLDER: &str = "pinlog-placeholder";
 /// The home directory inside the sandbox, empty at every start.
 const HOME: &str = "/home/probe";
+/// An empty directory inside the sandbox at every start, for a server that must be given one.
+const SCRATCH: &str = "/tmp/pinlog-scratch";
 /// System directories that are either directories (bound read-only) or links into `/usr`.
 const SYSTEM: [&str; 7] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
@@ -111,6 +113,15 @@ impl Isolation {
         }
     }
 
+    /// An empty directory the server may write, made at every start: inside the sandbox's `/tmp`,
+    /// or in `home` when there is no sandbox.
+    pub fn scratch(&self, home: &Path) -> PathBuf {
+        match self {
+            Isolation::Bubblewrap(_) => PathBuf::from(SCRATCH),
+            Isolation::None => home.join("pinlog-scratch"),
+        }
+    }
+
     /// How to run `argv` under this isolation. `binds` are what of the host the server may read
     /// (its installed package, the interpreter and its library); `env` is its whole environment besides
     /// `PATH`, `HOME`, `LANG` and `TMPDIR`; `home` is an empty directory to use as home when
@@ -133,6 +144,8 @@ impl Isolation {
         base.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
         match self {
             Isolation::None => {
+                // Without it the server fails as it would have without the argument.
+                let _ = std::fs::create_dir_all(self.scratch(home));
                 base.push(("HOME".into(), home.into()));
                 base.push(("TMPDIR".into(), home.into()));
                 Launch {
@@ -150,6 +163,7 @@ impl Isolation {
                 a.extend(
                     [
                         "--size", &size, "--tmpfs", "/home", "--dir", HOME, "--chdir", HOME,
+                        "--dir", SCRATCH,
                     ]
                     .map(OsString::from),
                 );
