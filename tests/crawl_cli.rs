@@ -1314,6 +1314,37 @@ fn a_package_that_unpacks_past_its_cap_is_refused_without_filling_the_disk() {
 }
 
 #[test]
+fn a_package_of_an_ordinary_heavy_size_installs_under_the_default_caps() {
+    let site = Site::new(PINLOG);
+    // 300 MiB unpacked in three files, as a server with numpy- and pandas-sized dependencies is:
+    // past the old default of 256 MiB, within the measured one.
+    site.package("pinlog-fixture-heavy", "1.0.0", serde_json::json!({}));
+    // 32 bytes of noise in every 4 KiB: npm refuses a tarball that decompresses a thousandfold.
+    for i in 0..3u8 {
+        let mut part = vec![0u8; 100 << 20];
+        for (n, block) in part.chunks_mut(4096).enumerate() {
+            block[..32].copy_from_slice(&Sha256::digest([&[i][..], &n.to_le_bytes()].concat()));
+        }
+        std::fs::write(
+            site.path(&format!("packages/pinlog-fixture-heavy-1.0.0/part{i}.bin")),
+            part,
+        )
+        .unwrap();
+    }
+    site.seeds(&["npm:pinlog-fixture-heavy"]);
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(&reg, &["--source", "seeds"]));
+    let looks = site.sql::<String>(
+        "SELECT server || ' ' || outcome || ' ' || coalesce(detail, '') FROM crawl_looks",
+    );
+    assert_eq!(
+        site.outcome("npm:pinlog-fixture-heavy"),
+        "new",
+        "{out}\n{looks:#?}"
+    );
+}
+
+#[test]
 fn an_installer_sees_nothing_of_the_operator_and_writes_only_its_scratch() {
     let site = Site::new(PINLOG);
     site.seeds(&["npm:pinlog-fixture-ok"]);

@@ -270,6 +270,14 @@ impl Looker {
         let installed = installed.map_err(|e| {
             if let Err(f) = capped(group.as_ref(), None, &self.limits) {
                 f
+            } else if let Some(filled) = &e.filled {
+                LookFailure::new(
+                    Reason::ScratchFull,
+                    format!(
+                        "the install ran out of room on {filled}, not at the cap of {} bytes: {}",
+                        self.limits.unpacked_bytes, e.message
+                    ),
+                )
             } else if e.too_large {
                 LookFailure::new(
                     Reason::PackageTooLarge,
@@ -443,6 +451,7 @@ impl Looker {
                 Err(InstallError {
                     message,
                     too_large: true,
+                    filled: None,
                 }),
                 Held::Scratch,
             );
@@ -460,6 +469,7 @@ impl Looker {
                             record.bytes
                         ),
                         too_large: true,
+                        filled: None,
                     }),
                     Held::Scratch,
                 );

@@ -68,6 +68,9 @@ pub struct InstallError {
     /// The package unpacks past `--max-unpacked-bytes` (or one file of it past
     /// `--max-file-bytes`).
     pub too_large: bool,
+    /// Another file system than the install's scratch ran out of room (its disk, the installer's
+    /// home or `/tmp`), in words: nothing is known of the package's size.
+    pub filled: Option<String>,
 }
 
 impl From<String> for InstallError {
@@ -75,6 +78,7 @@ impl From<String> for InstallError {
         InstallError {
             message,
             too_large: false,
+            filled: None,
         }
     }
 }

@@ -38,7 +38,7 @@ pub fn pypi(
         confined(mk, jail, dir, &tool_binds),
         tools.timeout,
         "python -m venv",
-        jail.is_some(),
+        jail.map(|_| dir),
     )?;
     let report = dir.join("pip-report.json");
     let spec = match version {
@@ -68,7 +68,7 @@ pub fn pypi(
         confined(pip, jail, dir, &tool_binds),
         tools.timeout,
         "pip install",
-        jail.is_some(),
+        jail.map(|_| dir),
     )?;
 
     pypi_tree(tools, name, dir)
