@@ -292,6 +292,13 @@ impl Looker {
         })?;
         look.version = Some(installed.version.clone());
         look.registry_digest = installed.registry_digest.clone();
+        // The tree and what the server writes beside it share the tmpfs of the copy.
+        let installed = writable(
+            installed,
+            self.limits
+                .unpacked_bytes
+                .saturating_add(self.limits.tmpfs_bytes),
+        );
 
         if let Isolation::Bubblewrap(_) = isolation {
             look.caps = Some(InForce {
@@ -603,6 +610,22 @@ fn capped(group: Option<&Group>, exit: Option<Exit>, limits: &Limits) -> Result<
         reason,
         format!("the look's processes ran into their cap of {what} and were stopped"),
     ))
+}
+
+/// `installed` with its tree writable by the server, which may write into its own package at
+/// start (a `chmod` of a bundled binary, a state file): the sandbox copies the tree at every start
+/// onto a tmpfs of `bytes` at the tree's own place, where every path inside it points, so a kept
+/// tree never changes and nothing the server writes reaches the host's disk. bubblewrap's overlay
+/// (`--overlay-src`) would spare the copy, but bubblewrap 0.8 has none.
+fn writable(mut installed: Installed, bytes: u64) -> Installed {
+    for b in installed
+        .binds
+        .iter_mut()
+        .filter(|b| b.dest == installed.tree)
+    {
+        b.copy = Some(bytes);
+    }
+    installed
 }
 
 /// `start` with the required arguments a usage error on `stderr` asked for, each filled as a

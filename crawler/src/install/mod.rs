@@ -55,6 +55,8 @@ pub struct Installed {
     /// The registry's digest of every package installed, the package itself and its
     /// dependencies, in the installer's order.
     pub packages: Vec<String>,
+    /// The installed tree (the installer's prefix), shown to the server at its own place.
+    pub tree: PathBuf,
     /// The command, by absolute paths.
     pub argv: Vec<OsString>,
     /// What of the host the command must be able to read.
@@ -119,6 +121,7 @@ fn program_binds(program: &Path, inside: &Path) -> Result<Vec<Bind>, String> {
             binds.push(Bind {
                 source: real.clone(),
                 dest: at.clone(),
+                copy: None,
             });
         }
         match std::fs::read_link(&at) {

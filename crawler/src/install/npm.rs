@@ -94,6 +94,7 @@ pub fn npm_tree(tools: &Installers, name: &str, dir: &Path) -> Result<Installed,
         version: installed_version,
         registry_digest: integrity,
         packages: every,
+        tree: dir.to_path_buf(),
         argv: vec![tools.node.clone().into(), script.into()],
         binds,
     })

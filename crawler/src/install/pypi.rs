@@ -111,6 +111,7 @@ pub fn pypi_tree(tools: &Installers, name: &str, dir: &Path) -> Result<Installed
         version: installed_version,
         registry_digest: sha256(item),
         packages: items.iter().filter_map(sha256).collect(),
+        tree: dir.to_path_buf(),
         argv: vec![venv.join("bin").join(script).into()],
         binds,
     })
