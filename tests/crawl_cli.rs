@@ -1345,6 +1345,54 @@ fn a_package_of_an_ordinary_heavy_size_installs_under_the_default_caps() {
 }
 
 #[test]
+fn a_package_that_requires_a_newer_python_runs_on_the_newest_that_fits() {
+    let site = Site::new(PINLOG);
+    site.wheel("pinlog-fixture-py312", "1.0.0", ">=3.12");
+    site.seeds(&["pypi:pinlog-fixture-py312"]);
+    let reg = site.registries(None, None);
+    // The crawler's python3 here is older (.ci/setup's venv and wheels are for it); the machine
+    // has a 3.12 or newer (.ci/setup makes sure of it).
+    let out = ok(&site.crawl(&reg, &["--source", "seeds"]));
+    let looks = site.sql::<String>(
+        "SELECT server || ' ' || outcome || ' ' || coalesce(detail, '') FROM crawl_looks",
+    );
+    assert_eq!(
+        site.outcome("pypi:pinlog-fixture-py312"),
+        "new",
+        "{out}\n{looks:#?}"
+    );
+    let python = site.sql::<String>("SELECT python FROM crawl_looks");
+    let minor: u32 = python[0]
+        .strip_prefix("3.")
+        .and_then(|v| v.split('.').next())
+        .and_then(|m| m.parse().ok())
+        .unwrap_or_else(|| panic!("{python:?}"));
+    assert!(minor >= 12, "{python:?}");
+    let blob = site.blob_text(&site.entries()[0]);
+    assert!(
+        blob.contains(&format!("runs on Python 3.{minor}")),
+        "{blob}"
+    );
+
+    // Only the interpreters the operator gives, none of which fits: said plainly.
+    let strict = Site::new(PINLOG);
+    strict.wheel("pinlog-fixture-py312", "1.0.0", ">=3.12");
+    strict.wheel("pinlog-fixture-py399", "1.0.0", ">=3.99");
+    strict.seeds(&["pypi:pinlog-fixture-py399"]);
+    let reg = strict.registries(None, None);
+    ok(&strict.crawl(&reg, &["--source", "seeds"]));
+    assert_eq!(
+        strict.outcome("pypi:pinlog-fixture-py399"),
+        "install-failed"
+    );
+    let detail = strict.sql::<String>("SELECT detail FROM crawl_looks");
+    assert!(
+        detail[0].contains("requires Python >=3.99, and no interpreter on this machine fits"),
+        "{detail:?}"
+    );
+}
+
+#[test]
 fn an_installer_sees_nothing_of_the_operator_and_writes_only_its_scratch() {
     let site = Site::new(PINLOG);
     site.seeds(&["npm:pinlog-fixture-ok"]);

@@ -144,6 +144,8 @@ pub struct Look {
     pub caps: Option<InForce>,
     /// How the package came to be there, with an install cache.
     pub install: Option<Install>,
+    /// The Python a PyPI package ran on: its version and interpreter.
+    pub python: Option<String>,
     pub took: Duration,
 }
 
@@ -161,6 +163,7 @@ impl Look {
             arg_placeholders: Vec::new(),
             caps: None,
             install: None,
+            python: None,
             took: Duration::ZERO,
         }
     }
@@ -292,6 +295,7 @@ impl Looker {
         })?;
         look.version = Some(installed.version.clone());
         look.registry_digest = installed.registry_digest.clone();
+        look.python = installed.python.clone();
         // The tree and what the server writes beside it share the tmpfs of the copy.
         let installed = writable(
             installed,

@@ -66,6 +66,28 @@ impl Site {
         .unwrap();
     }
 
+    /// Adds a wheel of a scripted PyPI server `name@version` that requires `requires_python`
+    /// (tests/fixtures/make_wheel.py), served beside the wheels `.ci/setup` downloaded.
+    pub fn wheel(&self, name: &str, version: &str, requires_python: &str) {
+        let dir = self.path("wheels");
+        if !dir.exists() {
+            std::fs::create_dir_all(&dir).unwrap();
+            for e in std::fs::read_dir(installed(".ci/wheels"))
+                .unwrap()
+                .flatten()
+            {
+                std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+            }
+        }
+        let made = Command::new("python3")
+            .arg(installed("tests/fixtures/make_wheel.py"))
+            .args([name, version, requires_python])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(made.success(), "make_wheel.py failed");
+    }
+
     pub fn seeds(&self, lines: &[&str]) {
         std::fs::write(self.path("seeds.txt"), lines.join("\n") + "\n").unwrap();
     }
@@ -109,7 +131,11 @@ impl Site {
             .args(["--npm-lock", &installed(".ci/npm/package-lock.json")])
             .arg("--npm-packages")
             .arg(self.path("packages"))
-            .args(["--wheels", &installed(".ci/wheels")])
+            .arg("--wheels")
+            .arg(match self.path("wheels").exists() {
+                true => self.path("wheels"),
+                false => PathBuf::from(installed(".ci/wheels")),
+            })
             .arg("--log")
             .arg(self.path("requests.jsonl"))
             .arg("--quiet");

@@ -72,12 +72,26 @@ pub(super) fn run_to(
         return Ok(());
     }
     let text = String::from_utf8_lossy(&kept);
+    // pip's list of versions it ignored for their Requires-Python can run to kilobytes and hide
+    // the error after it: it is told apart, as the newest version's requirement.
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty())
+        .filter(|l| !l.is_empty() && !l.contains(IGNORED))
         .collect();
     let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    let ignored = text
+        .lines()
+        .find_map(newest_ignored)
+        .map(|(version, spec)| {
+            format!(
+                "; pip passed over versions for their Python, the newest, {}, with \
+                 Requires-Python {}",
+                pinlog_core::render::quoted(&version, 40),
+                pinlog_core::render::quoted(&spec, 100)
+            )
+        })
+        .unwrap_or_default();
     let file_cap = status.code() == Some(128 + rustix::process::Signal::XFSZ.as_raw())
         || ["EFBIG", "File too large"].iter().any(|m| text.contains(m));
     let (too_large, filled) = match scratch {
@@ -92,12 +106,34 @@ pub(super) fn run_to(
     };
     Err(InstallError {
         message: format!(
-            "{what} failed ({status}): {}",
+            "{what} failed ({status}): {}{ignored}",
             pinlog_core::render::quoted(&tail, 300)
         ),
         too_large,
         filled,
     })
+}
+
+/// How pip begins the line of versions it passed over for the interpreter it ran for.
+const IGNORED: &str = "Ignored the following versions that require a different python version: ";
+
+/// From pip's line of ignored versions (`1.0 Requires-Python >=3.12; 0.9 Requires-Python …`),
+/// the newest version and its requirement.
+fn newest_ignored(line: &str) -> Option<(String, String)> {
+    let at = line.find(IGNORED)? + IGNORED.len();
+    let key = |v: &str| -> Vec<u64> {
+        v.split(|c: char| !c.is_ascii_digit())
+            .filter(|p| !p.is_empty())
+            .map(|p| p.parse().unwrap_or(0))
+            .collect()
+    };
+    line[at..]
+        .split("; ")
+        .filter_map(|pair| {
+            let (v, spec) = pair.split_once(" Requires-Python ")?;
+            Some((v.trim().to_string(), spec.trim().to_string()))
+        })
+        .max_by(|a, b| key(&a.0).cmp(&key(&b.0)))
 }
 
 /// Whether an installer's standard error says it ran out of room (`ENOSPC`), and where: the
@@ -177,5 +213,17 @@ mod tests {
         assert!(place("/pinlog-out/venv/x").starts_with("the disk under"));
         assert!(place("/home/installer/pip-cache/x").starts_with("the installer's home"));
         assert!(place("/tmp/pip-unpack-1/x.whl").starts_with("the installer's /tmp"));
+    }
+
+    #[test]
+    fn the_newest_ignored_version_gives_the_requirement() {
+        let line = "ERROR: Ignored the following versions that require a different python \
+                    version: 0.0.1 Requires-Python >=3.8.0,<3.12; 0.10.1 Requires-Python \
+                    >=3.12.1; 0.9.0 Requires-Python >=3.11";
+        assert_eq!(
+            newest_ignored(line),
+            Some(("0.10.1".into(), ">=3.12.1".into()))
+        );
+        assert_eq!(newest_ignored("ERROR: No matching distribution"), None);
     }
 }

@@ -440,6 +440,8 @@ impl LookResult {
                 arg_placeholders: self.arg_placeholders,
                 caps: self.caps,
                 install: self.install,
+                // Not carried by the result format: the worker's own table is where to look.
+                python: None,
                 took: self.took,
             },
             self.conditions,
@@ -1027,6 +1029,7 @@ mod tests {
             install: Some(Install::Reinstalled(
                 "the kept tree was installed 8 days ago".into(),
             )),
+            python: None,
             took: Duration::from_millis(1234),
         };
         LookResult::of(
