@@ -1423,3 +1423,186 @@ fn an_installer_sees_nothing_of_the_operator_and_writes_only_its_scratch() {
     );
     assert!(!planted.exists(), "the installer wrote outside its scratch");
 }
+
+#[test]
+fn a_server_that_stops_with_a_usage_error_is_started_again_once_as_it_asked() {
+    let site = Site::new(PINLOG);
+    let argparse = |usage: &str, wants: &str| {
+        format!("usage: fixture [-h] {usage}\nfixture: error: the following arguments are required: {wants}\n")
+    };
+    let cases = [
+        // A transport word: argparse names the subcommand by its dest and shows its choices.
+        (
+            "pinlog-fixture-transport",
+            serde_json::json!({"mode": "needs-args", "usage": ["stdio"],
+                "error": argparse("{stdio,streamable-http} ...", "transport")}),
+            "new",
+            serde_json::json!(["$1"]),
+        ),
+        // A database file: a path not there yet, in a directory it can write.
+        (
+            "pinlog-fixture-db-path",
+            serde_json::json!({"mode": "needs-args", "usage": ["--db-path", "<new>"],
+                "error": argparse("--db-path DB_PATH", "--db-path")}),
+            "new",
+            serde_json::json!(["--db-path"]),
+        ),
+        // yargs and commander: an empty directory it can write.
+        (
+            "pinlog-fixture-allowed",
+            serde_json::json!({"mode": "needs-args", "usage": ["--allowed-directories", "<dir>"],
+                "error": "Options:\n  --help\n\nMissing required argument: allowed-directories\n"}),
+            "new",
+            serde_json::json!(["--allowed-directories"]),
+        ),
+        (
+            "pinlog-fixture-directory",
+            serde_json::json!({"mode": "needs-args", "usage": ["<dir>"],
+                "error": "error: missing required argument 'directory'\n"}),
+            "new",
+            serde_json::json!(["$1"]),
+        ),
+        // Its seed line's start is kept, and what the usage error asks for comes after it.
+        (
+            "pinlog-fixture-seeded",
+            serde_json::json!({"mode": "needs-args", "usage": ["serve", "--name", "*"],
+                "error": "error: required option '--name <name>' not specified\n"}),
+            "new",
+            serde_json::json!(["--name"]),
+        ),
+        // Asks for one thing, then for another: one retry, never two.
+        (
+            "pinlog-fixture-twice",
+            serde_json::json!({"mode": "needs-args", "usage": ["stdio", "--db-path", "*"],
+                "error": argparse("{stdio,sse}", "transport")}),
+            "exited",
+            serde_json::Value::Null,
+        ),
+    ];
+    let mut seeds = Vec::new();
+    for (name, fixture, _, _) in &cases {
+        site.package(name, "1.0.0", fixture.clone());
+        seeds.push(match *name {
+            "pinlog-fixture-seeded" => format!("npm:{name} -- serve"),
+            _ => format!("npm:{name}"),
+        });
+    }
+    site.seeds(&seeds.iter().map(String::as_str).collect::<Vec<_>>());
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(&reg, &["--source", "seeds"]));
+    let looks = site.sql::<String>(
+        "SELECT server || ' ' || outcome || ' ' || coalesce(detail, '') FROM crawl_looks",
+    );
+    assert!(
+        out.contains("looked at 6: 5 ok (5 new, 0 changed, 0 unchanged), 1 failed"),
+        "{out}\n{looks:#?}"
+    );
+    let entries = site.entries();
+    for (name, _, outcome, placeholders) in &cases {
+        let server = format!("npm:{name}");
+        assert_eq!(site.outcome(&server), *outcome, "{looks:#?}");
+        if let Some(e) = entries.iter().find(|e| e["server"] == server.as_str()) {
+            assert_eq!(e["probe"]["arg_placeholders"], *placeholders, "{name}");
+            assert!(
+                site.blob_text(e).contains("started with"),
+                "{name}: {}",
+                site.blob_text(e)
+            );
+        }
+    }
+    let detail = site
+        .sql::<String>("SELECT detail FROM crawl_looks WHERE server = 'npm:pinlog-fixture-twice'");
+    assert!(
+        detail[0].contains("started again as its usage error asked, with $1")
+            && detail[0].contains("the following arguments are required: transport"),
+        "{detail:?}"
+    );
+    let bodies = site.sql::<Vec<u8>>("SELECT body FROM entries");
+    assert!(
+        bodies.iter().all(|b| {
+            let b = String::from_utf8_lossy(b);
+            !b.contains("pinlog-scratch") && !b.contains("pinlog-placeholder")
+        }),
+        "values are never recorded"
+    );
+}
+
+#[test]
+fn a_package_of_an_ordinary_heavy_size_installs_under_the_default_caps() {
+    let site = Site::new(PINLOG);
+    // 300 MiB unpacked in three files, as a server with numpy- and pandas-sized dependencies is:
+    // past the old default of 256 MiB, within the measured one.
+    site.package("pinlog-fixture-heavy", "1.0.0", serde_json::json!({}));
+    // 32 bytes of noise in every 4 KiB: npm refuses a tarball that decompresses a thousandfold.
+    for i in 0..3u8 {
+        let mut part = vec![0u8; 100 << 20];
+        for (n, block) in part.chunks_mut(4096).enumerate() {
+            block[..32].copy_from_slice(&Sha256::digest([&[i][..], &n.to_le_bytes()].concat()));
+        }
+        std::fs::write(
+            site.path(&format!("packages/pinlog-fixture-heavy-1.0.0/part{i}.bin")),
+            part,
+        )
+        .unwrap();
+    }
+    site.seeds(&["npm:pinlog-fixture-heavy"]);
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(&reg, &["--source", "seeds"]));
+    let looks = site.sql::<String>(
+        "SELECT server || ' ' || outcome || ' ' || coalesce(detail, '') FROM crawl_looks",
+    );
+    assert_eq!(
+        site.outcome("npm:pinlog-fixture-heavy"),
+        "new",
+        "{out}\n{looks:#?}"
+    );
+}
+
+#[test]
+fn a_package_that_requires_a_newer_python_runs_on_the_newest_that_fits() {
+    let site = Site::new(PINLOG);
+    site.wheel_requiring("pinlog-fixture-py312", "1.0.0", ">=3.12");
+    site.seeds(&["pypi:pinlog-fixture-py312"]);
+    let reg = site.registries(None, None);
+    // The crawler's python3 here is older (.ci/setup's venv and wheels are for it); the machine
+    // has a 3.12 or newer (.ci/setup makes sure of it).
+    let out = ok(&site.crawl(&reg, &["--source", "seeds"]));
+    let looks = site.sql::<String>(
+        "SELECT server || ' ' || outcome || ' ' || coalesce(detail, '') FROM crawl_looks",
+    );
+    assert_eq!(
+        site.outcome("pypi:pinlog-fixture-py312"),
+        "new",
+        "{out}\n{looks:#?}"
+    );
+    let python = site.sql::<String>("SELECT python FROM crawl_looks");
+    let minor: u32 = python[0]
+        .strip_prefix("3.")
+        .and_then(|v| v.split('.').next())
+        .and_then(|m| m.parse().ok())
+        .unwrap_or_else(|| panic!("{python:?}"));
+    assert!(minor >= 12, "{python:?}");
+    let blob = site.blob_text(&site.entries()[0]);
+    assert!(
+        blob.contains(&format!("runs on Python 3.{minor}")),
+        "{blob}"
+    );
+
+    // Only the interpreters the operator gives, none of which fits: said plainly.
+    let strict = Site::new(PINLOG);
+    strict.wheel_requiring("pinlog-fixture-py312", "1.0.0", ">=3.12");
+    strict.wheel_requiring("pinlog-fixture-py399", "1.0.0", ">=3.99");
+    strict.seeds(&["pypi:pinlog-fixture-py399"]);
+    let reg = strict.registries(None, None);
+    ok(&strict.crawl(&reg, &["--source", "seeds"]));
+    assert_eq!(
+        strict.outcome("pypi:pinlog-fixture-py399"),
+        "install-failed"
+    );
+    let detail = strict.sql::<String>("SELECT detail FROM crawl_looks");
+    assert!(
+        detail[0].contains("requires Python >=3.99, and no interpreter on this machine fits"),
+        "{detail:?}"
+    );
+}
+

@@ -271,3 +271,51 @@ fn a_package_refused_for_its_size_is_not_downloaded_again_under_the_same_caps() 
     let detail = site.sql::<String>("SELECT coalesce(detail, '') FROM crawl_looks ORDER BY rowid");
     assert!(detail[3].contains("the kept tree unpacks to"), "{detail:?}");
 }
+
+#[test]
+fn a_server_may_write_into_its_own_package_and_the_kept_tree_never_changes() {
+    let site = Site::new(PINLOG);
+    site.package(
+        "pinlog-fixture-writer",
+        "1.0.0",
+        serde_json::json!({"mode": "writes-own-dir"}),
+    );
+    site.seeds(&["npm:pinlog-fixture-writer"]);
+    let reg = site.registries(None, None);
+    let out = ok(&site.crawl(&reg, &["--source", "seeds"]));
+    let looks = site.sql::<String>(
+        "SELECT server || ' ' || outcome || ' ' || coalesce(detail, '') FROM crawl_looks",
+    );
+    assert!(
+        out.contains("looked at 1: 1 ok (1 new"),
+        "{out}\n{looks:#?}"
+    );
+    // Again from the kept tree, which passed its digest check: nothing the server wrote is in it.
+    let out = ok(&site.crawl(&reg, &["--source", "seeds", "--relook"]));
+    assert!(out.contains("1 unchanged"), "{out}");
+    assert_eq!(
+        installs(&site, "npm:pinlog-fixture-writer"),
+        ["installed", "kept"]
+    );
+    let kept = files(&site.path("install-cache/entries"));
+    assert!(
+        kept.iter().any(|f| f.ends_with("server.js"))
+            && !kept.iter().any(|f| f.ends_with("state.json")),
+        "{kept:?}"
+    );
+    for f in &kept {
+        let mode = std::fs::symlink_metadata(f).unwrap().permissions().mode();
+        assert_eq!(mode & 0o222, 0, "{} is writable", f.display());
+    }
+    // Without a cache the server writes into its own install, which goes with the look.
+    let bare = Site::new(PINLOG);
+    bare.package(
+        "pinlog-fixture-writer",
+        "1.0.0",
+        serde_json::json!({"mode": "writes-own-dir"}),
+    );
+    bare.seeds(&["npm:pinlog-fixture-writer"]);
+    let reg = bare.registries(None, None);
+    let out = ok(&bare.crawl(&reg, &["--source", "seeds", "--install-cache-bytes", "0"]));
+    assert!(out.contains("1 ok (1 new"), "{out}");
+}

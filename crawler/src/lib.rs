@@ -22,3 +22,4 @@ pub mod sandbox;
 pub mod schedule;
 mod seccomp;
 pub mod start;
+pub mod usage;

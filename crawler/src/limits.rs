@@ -30,7 +30,7 @@ impl Default for Limits {
             cpu_seconds: 60,
             tmpfs_bytes: 256 << 20,
             file_bytes: 128 << 20,
-            unpacked_bytes: 256 << 20,
+            unpacked_bytes: 512 << 20,
         }
     }
 }

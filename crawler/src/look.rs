@@ -24,6 +24,8 @@ use crate::install_cache::{Cache, Key, Lease, Reservation, Taken};
 use crate::limits::{Enforcer, InForce, Limits};
 use crate::outcome::{LookFailure, Reason};
 use crate::sandbox::{Isolation, PLACEHOLDER};
+use crate::start::Start;
+use crate::usage::{self, Fill};
 
 /// How the crawler looks at servers.
 #[derive(Debug, Clone)]
@@ -146,6 +148,8 @@ pub struct Look {
     /// What else the look did to read the server, beyond how it was asked to start it: each a
     /// sentence safe to print (docs/OPERATIONS.md, "Looking at one server").
     pub notes: Vec<String>,
+    /// The Python a PyPI package ran on: its version and interpreter.
+    pub python: Option<String>,
     pub took: Duration,
 }
 
@@ -164,6 +168,7 @@ impl Look {
             caps: None,
             install: None,
             notes: Vec::new(),
+            python: None,
             took: Duration::ZERO,
         }
     }
@@ -273,6 +278,14 @@ impl Looker {
         let installed = installed.map_err(|e| {
             if let Err(f) = capped(group.as_ref(), None, &self.limits) {
                 f
+            } else if let Some(filled) = &e.filled {
+                LookFailure::new(
+                    Reason::ScratchFull,
+                    format!(
+                        "the install ran out of room on {filled}, not at the cap of {} bytes: {}",
+                        self.limits.unpacked_bytes, e.message
+                    ),
+                )
             } else if e.too_large {
                 LookFailure::new(
                     Reason::PackageTooLarge,
@@ -288,6 +301,14 @@ impl Looker {
         look.version = Some(installed.version.clone());
         look.registry_digest = installed.registry_digest.clone();
         look.notes.extend(installed.note.clone());
+        look.python = installed.python.clone();
+        // The tree and what the server writes beside it share the tmpfs of the copy.
+        let installed = writable(
+            installed,
+            self.limits
+                .unpacked_bytes
+                .saturating_add(self.limits.tmpfs_bytes),
+        );
 
         if let Isolation::Bubblewrap(_) = isolation {
             look.caps = Some(InForce {
@@ -321,9 +342,38 @@ impl Looker {
             }
             Err(e) => e,
         };
-        // Only a server that stopped on its own may have stopped for want of a variable; it may
-        // have said so on either of its outputs.
+        // Only a server that stopped on its own may have stopped for want of an argument or a
+        // variable; it may have said which variable on either of its outputs.
         let stopped = matches!(err, pinlog_mcp::error::WireError::Closed(_));
+        if stopped {
+            if let Some(again) = asked_for(start, &stderr, &isolation.scratch(&home)) {
+                // The one retry of this look: the arguments the usage error asked for.
+                let second = self.run(
+                    isolation,
+                    &installed,
+                    again.args(),
+                    &given,
+                    &home,
+                    group.as_ref(),
+                );
+                capped(group.as_ref(), second.exit, &self.limits)?;
+                look.notes.extend(noise_note(&second.noise));
+                look.arg_placeholders = again.arg_placeholders().to_vec();
+                let tail = stderr_tail(&second.stderr.kept);
+                return match second.outcome {
+                    Ok(s) => complete(s),
+                    Err(e) => {
+                        let mut f = exit_failure(&e, second.exit);
+                        f.detail = format!(
+                            "started again as its usage error asked, with {}: {}{tail}",
+                            again.arg_placeholders().join(" "),
+                            f.detail
+                        );
+                        Err(f)
+                    }
+                };
+            }
+        }
         let mut wanted = if stopped {
             let mut said = stderr.clone();
             said.extend_from_slice(&first.noise.kept);
@@ -427,6 +477,7 @@ impl Looker {
                 Err(InstallError {
                     message,
                     too_large: true,
+                    filled: None,
                 }),
                 Held::Scratch,
             );
@@ -444,6 +495,7 @@ impl Looker {
                             record.bytes
                         ),
                         too_large: true,
+                        filled: None,
                     }),
                     Held::Scratch,
                 );
@@ -577,6 +629,48 @@ fn capped(group: Option<&Group>, exit: Option<Exit>, limits: &Limits) -> Result<
         reason,
         format!("the look's processes ran into their cap of {what} and were stopped"),
     ))
+}
+
+/// `installed` with its tree writable by the server, which may write into its own package at
+/// start (a `chmod` of a bundled binary, a state file): the sandbox copies the tree at every start
+/// onto a tmpfs of `bytes` at the tree's own place, where every path inside it points, so a kept
+/// tree never changes and nothing the server writes reaches the host's disk. bubblewrap's overlay
+/// (`--overlay-src`) would spare the copy, but bubblewrap 0.8 has none.
+fn writable(mut installed: Installed, bytes: u64) -> Installed {
+    for b in installed
+        .binds
+        .iter_mut()
+        .filter(|b| b.dest == installed.tree)
+    {
+        b.copy = Some(bytes);
+    }
+    installed
+}
+
+/// `start` with the required arguments a usage error on `stderr` asked for, each filled as a
+/// person would fill it and recorded as a placeholder; `None` when it asked for none, or for one
+/// the server was already given.
+fn asked_for(start: &Start, stderr: &[u8], scratch: &Path) -> Option<Start> {
+    let wants = usage::wanted(&String::from_utf8_lossy(stderr));
+    if wants.is_empty() {
+        return None;
+    }
+    let mut again = start.clone();
+    for w in wants {
+        let value = match w.fill {
+            Fill::Choice(c) => c,
+            Fill::Directory => scratch.to_str()?.to_string(),
+            Fill::File => scratch.join(PLACEHOLDER).to_str()?.to_string(),
+            Fill::Text => PLACEHOLDER.to_string(),
+        };
+        if let Some(name) = &w.option {
+            if start.args().iter().any(|a| a == name) {
+                return None;
+            }
+        }
+        again.made(w.option.as_deref(), value).ok()?;
+    }
+    Some(again)
 }
 
 /// The last lines the server wrote to standard error, safe to print: often the reason it

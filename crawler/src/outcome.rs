@@ -33,6 +33,7 @@ pub enum Reason {
     ProcessCap,
     CpuCap,
     PackageTooLarge,
+    ScratchFull,
     WorkerGaveUp,
     ResultRefused,
     NoResult,
@@ -65,6 +66,7 @@ impl Reason {
             Reason::ProcessCap => "process-cap",
             Reason::CpuCap => "cpu-cap",
             Reason::PackageTooLarge => "package-too-large",
+            Reason::ScratchFull => "scratch-full",
             Reason::WorkerGaveUp => "worker-gave-up",
             Reason::ResultRefused => "result-refused",
             Reason::NoResult => "no-result",
@@ -72,7 +74,7 @@ impl Reason {
     }
 
     /// Every reason, in the order declared.
-    pub const ALL: [Reason; 27] = [
+    pub const ALL: [Reason; 28] = [
         Reason::OptOut,
         Reason::SandboxUnavailable,
         Reason::Unsupported,
@@ -97,6 +99,7 @@ impl Reason {
         Reason::ProcessCap,
         Reason::CpuCap,
         Reason::PackageTooLarge,
+        Reason::ScratchFull,
         Reason::WorkerGaveUp,
         Reason::ResultRefused,
         Reason::NoResult,

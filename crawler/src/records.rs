@@ -31,6 +31,8 @@ pub struct LookRow {
     pub install: Option<String>,
     /// The queue's id of the look (docs/OPERATIONS.md, "Workers"): a look is recorded once.
     pub look_id: Option<String>,
+    /// The Python a PyPI package ran on: `<version> <interpreter>`.
+    pub python: Option<String>,
 }
 
 pub struct Records {
@@ -63,9 +65,9 @@ impl Records {
                  took_ms INTEGER NOT NULL);
              CREATE INDEX IF NOT EXISTS crawl_looks_by_server ON crawl_looks (server, at);",
         )?;
-        // A store made before looks recorded their caps, installs or queue ids gains the columns; old rows
+        // A store made before looks recorded their caps, installs, queue ids or Pythons gains the columns; old rows
         // keep NULL.
-        for column in ["caps", "install", "look_id"] {
+        for column in ["caps", "install", "look_id", "python"] {
             let has: bool = conn.query_row(
                 "SELECT count(*) FROM pragma_table_info('crawl_looks') WHERE name = ?1",
                 [column],
@@ -106,8 +108,8 @@ impl Records {
         self.conn.execute(
             "INSERT INTO crawl_looks (run, server, at, outcome, exit_code, detail, version,
                                       registry_digest, env_wanted, entry_index, took_ms, caps,
-                                      install, look_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                      install, look_id, python)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             params![
                 row.run,
                 row.server,
@@ -122,7 +124,8 @@ impl Records {
                 row.took_ms as i64,
                 row.caps,
                 row.install,
-                row.look_id
+                row.look_id,
+                row.python
             ],
         )?;
         Ok(())

@@ -282,6 +282,7 @@ pub(crate) fn plan(
                 caps: None,
                 install: None,
                 look_id: None,
+                python: None,
             })?;
             continue;
         }
@@ -554,6 +555,7 @@ pub(crate) fn settle(
         caps: look.caps.map(|c| c.to_string()),
         install: look.install.as_ref().map(Install::to_string),
         look_id: look_id.map(str::to_string),
+        python: look.python.clone(),
     })?;
     Ok(Reported {
         server: cand.id.clone(),

@@ -1,5 +1,5 @@
-//! Running a probed server in bubblewrap: no network, the system read-only, an empty home, the
-//! scratch prefix read-only, a minimal environment, every capability dropped, and a PID namespace
+//! Running a probed server in bubblewrap: no network, the system read-only, an empty home, a
+//! writable copy of the package's tree on a tmpfs, a minimal environment, every capability dropped, and a PID namespace
 //! so that killing the sandbox kills every process the server started.
 
 use std::ffi::OsString;
@@ -12,6 +12,8 @@ use pinlog_mcp::stdio::Launch;
 pub const PLACEHOLDER: &str = "pinlog-placeholder";
 /// The home directory inside the sandbox, empty at every start.
 const HOME: &str = "/home/probe";
+/// An empty directory inside the sandbox at every start, for a server that must be given one.
+const SCRATCH: &str = "/tmp/pinlog-scratch";
 /// System directories that are either directories (bound read-only) or links into `/usr`.
 const SYSTEM: [&str; 7] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
@@ -22,19 +24,23 @@ pub fn is_system(path: &Path) -> bool {
     SYSTEM.iter().any(|d| path.starts_with(d))
 }
 
-/// A file or directory of the host shown read-only in the sandbox: `source` at `dest`.
+/// A file or directory of the host shown in the sandbox: `source` at `dest`, read-only; or with
+/// `copy`, a directory copied at every start onto a tmpfs of that many bytes at `dest`, which the
+/// server may write while `source` never changes and the host's disk gets nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bind {
     pub source: PathBuf,
     pub dest: PathBuf,
+    pub copy: Option<u64>,
 }
 
 impl Bind {
-    /// `path` shown at its own place.
+    /// `path` shown read-only at its own place.
     pub fn same(path: &Path) -> Bind {
         Bind {
             source: path.to_path_buf(),
             dest: path.to_path_buf(),
+            copy: None,
         }
     }
 }
@@ -111,6 +117,15 @@ impl Isolation {
         }
     }
 
+    /// An empty directory the server may write, made at every start: inside the sandbox's `/tmp`,
+    /// or in `home` when there is no sandbox.
+    pub fn scratch(&self, home: &Path) -> PathBuf {
+        match self {
+            Isolation::Bubblewrap(_) => PathBuf::from(SCRATCH),
+            Isolation::None => home.join("pinlog-scratch"),
+        }
+    }
+
     /// How to run `argv` under this isolation. `binds` are what of the host the server may read
     /// (its installed package, the interpreter and its library); `env` is its whole environment besides
     /// `PATH`, `HOME`, `LANG` and `TMPDIR`; `home` is an empty directory to use as home when
@@ -133,6 +148,8 @@ impl Isolation {
         base.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
         match self {
             Isolation::None => {
+                // Without it the server fails as it would have without the argument.
+                let _ = std::fs::create_dir_all(self.scratch(home));
                 base.push(("HOME".into(), home.into()));
                 base.push(("TMPDIR".into(), home.into()));
                 Launch {
@@ -150,15 +167,40 @@ impl Isolation {
                 a.extend(
                     [
                         "--size", &size, "--tmpfs", "/home", "--dir", HOME, "--chdir", HOME,
+                        "--dir", SCRATCH,
                     ]
                     .map(OsString::from),
                 );
-                for b in binds {
+                // Run first, inside the sandbox: each copy made (the seal of a kept tree lifted
+                // for the owner, as a fresh install has it), then the server.
+                let mut copies = String::new();
+                let mut copy_args: Vec<OsString> = Vec::new();
+                for (i, b) in binds.iter().enumerate() {
+                    let Some(bytes) = b.copy else {
+                        a.extend([
+                            "--ro-bind".into(),
+                            b.source.clone().into_os_string(),
+                            b.dest.clone().into_os_string(),
+                        ]);
+                        continue;
+                    };
+                    let from = format!("/pinlog-copy-{i}");
                     a.extend([
                         "--ro-bind".into(),
                         b.source.clone().into_os_string(),
+                        from.clone().into(),
+                        "--size".into(),
+                        bytes.to_string().into(),
+                        "--tmpfs".into(),
                         b.dest.clone().into_os_string(),
                     ]);
+                    let n = copy_args.len() + 1;
+                    copies.push_str(&format!(
+                        "cp -a -- {from}/. \"${n}\"/ && chmod -R u+w -- \"${n}\" && "
+                    ));
+                    copy_args.push(b.dest.clone().into_os_string());
+                }
+                for b in binds.iter().filter(|b| b.copy.is_none()) {
                     // An interpreter's library shows none of the packages installed beside it.
                     if b.source.join("site-packages").is_dir() {
                         a.extend([
@@ -173,6 +215,12 @@ impl Isolation {
                     a.extend(["--setenv".into(), k.clone(), v.clone()]);
                 }
                 a.push("--".into());
+                if !copies.is_empty() {
+                    let n = copy_args.len();
+                    let script = format!("{copies}shift {n} && exec \"$@\"");
+                    a.extend(["/bin/sh".into(), "-c".into(), script.into(), "sh".into()]);
+                    a.extend(copy_args);
+                }
                 a.extend(argv.iter().cloned());
                 Launch {
                     argv: a,

@@ -106,6 +106,21 @@ impl Start {
         }
     }
 
+    /// Adds a value the crawler made up for this look (a choice, a scratch directory's path),
+    /// recorded as a placeholder: after `option` when there is one, else as a positional.
+    pub fn made(&mut self, option: Option<&str>, value: String) -> Result<(), String> {
+        if let Some(name) = option {
+            arg_name(name)?;
+        }
+        let position = self.args.len() + 1 + usize::from(option.is_some());
+        let record = option.map_or_else(|| format!("${position}"), str::to_string);
+        arg_value(&value)?;
+        self.room(1 + usize::from(option.is_some()))?;
+        self.args.extend(option.map(str::to_string));
+        self.args.push(value);
+        self.mark(&record)
+    }
+
     /// Adds `name=value` as one argument, as some servers want their options written.
     pub fn joined(&mut self, name: &str, value: Given) -> Result<(), String> {
         arg_name(name)?;

@@ -142,9 +142,11 @@ pub struct LookerArgs {
     /// releases are looked at too
     #[arg(long, value_name = "DAYS", default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=365))]
     pub install_cache_days: u64,
-    /// The Python that makes venvs and runs pip
-    #[arg(long, value_name = "PATH", default_value = "python3")]
-    pub python: PathBuf,
+    /// The Python that makes venvs and runs pip; given again, the interpreters a package whose
+    /// Requires-Python excludes the first may be installed with (default: python3, then
+    /// python3.X on PATH, pyenv's and uv's versions)
+    #[arg(long, value_name = "PATH")]
+    pub python: Vec<PathBuf>,
     /// The node that runs npm packages
     #[arg(long, value_name = "PATH", default_value = "node")]
     pub node: PathBuf,
@@ -416,7 +418,15 @@ fn looker(args: &LookerArgs, default_cache: &Path) -> Result<(Looker, tempfile::
             pypi_index: args.pypi_index.clone(),
             npm: resolve(&args.npm),
             node: resolve(&args.node),
-            python: resolve(&args.python),
+            python: resolve(
+                args.python
+                    .first()
+                    .map_or(Path::new("python3"), PathBuf::as_path),
+            ),
+            pythons: match args.python.len() {
+                0 => pinlog_crawler::install::python::discover(),
+                _ => args.python[1..].iter().map(|p| resolve(p)).collect(),
+            },
             timeout: Duration::from_secs(args.install_timeout),
             home: installer_home,
         },

@@ -104,6 +104,20 @@ with zipfile.ZipFile(f"{out}/{dist}-{version}-py3-none-any.whl", "w") as z:
         assert!(status.success(), "the wheel of {project} was not built");
     }
 
+    /// Adds a wheel of a scripted PyPI server `name@version` that requires `requires_python`
+    /// (tests/fixtures/make_wheel.py), served beside the wheels `.ci/setup` downloaded.
+    pub fn wheel_requiring(&self, name: &str, version: &str, requires_python: &str) {
+        let dir = self.path("wheels");
+        std::fs::create_dir_all(&dir).unwrap();
+        let made = Command::new("python3")
+            .arg(installed("tests/fixtures/make_wheel.py"))
+            .args([name, version, requires_python])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(made.success(), "make_wheel.py failed");
+    }
+
     pub fn seeds(&self, lines: &[&str]) {
         std::fs::write(self.path("seeds.txt"), lines.join("\n") + "\n").unwrap();
     }

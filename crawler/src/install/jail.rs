@@ -33,7 +33,7 @@ pub struct Jail {
 /// The home of a confined installer, on a tmpfs of its own.
 pub(super) const JAIL_HOME: &str = "/home/installer";
 /// Where a confined installer sees the real scratch directory, to copy its work in and out.
-const JAIL_OUT: &str = "/pinlog-out";
+pub(super) const JAIL_OUT: &str = "/pinlog-out";
 /// What of `/etc` an installer needs to reach the registry, besides what every sandbox shows.
 const NETWORK_ETC: [&str; 4] = [
     "/etc/resolv.conf",

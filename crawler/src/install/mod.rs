@@ -15,6 +15,7 @@ mod process;
 mod provenance;
 pub mod published;
 mod pypi;
+pub mod python;
 #[cfg(test)]
 mod tests;
 
@@ -40,6 +41,9 @@ pub struct Installers {
     pub node: PathBuf,
     /// The Python whose `venv` and `pip` install PyPI packages.
     pub python: PathBuf,
+    /// The other interpreters a package whose `Requires-Python` excludes `python` may be
+    /// installed with: the newest that fits is taken.
+    pub pythons: Vec<PathBuf>,
     pub timeout: Duration,
     /// The installers' home: their caches live here, and nothing of the operator's.
     pub home: PathBuf,
@@ -55,6 +59,10 @@ pub struct Installed {
     /// The registry's digest of every package installed, the package itself and its
     /// dependencies, in the installer's order.
     pub packages: Vec<String>,
+    /// The Python the package runs on (its version and interpreter), for a PyPI package.
+    pub python: Option<String>,
+    /// The installed tree (the installer's prefix), shown to the server at its own place.
+    pub tree: PathBuf,
     /// The command, by absolute paths.
     pub argv: Vec<OsString>,
     /// How the command was chosen, when not as usual (a module run with `python -m`).
@@ -70,6 +78,9 @@ pub struct InstallError {
     /// The package unpacks past `--max-unpacked-bytes` (or one file of it past
     /// `--max-file-bytes`).
     pub too_large: bool,
+    /// Another file system than the install's scratch ran out of room (its disk, the installer's
+    /// home or `/tmp`), in words: nothing is known of the package's size.
+    pub filled: Option<String>,
 }
 
 impl From<String> for InstallError {
@@ -77,6 +88,7 @@ impl From<String> for InstallError {
         InstallError {
             message,
             too_large: false,
+            filled: None,
         }
     }
 }
@@ -117,6 +129,7 @@ fn program_binds(program: &Path, inside: &Path) -> Result<Vec<Bind>, String> {
             binds.push(Bind {
                 source: real.clone(),
                 dest: at.clone(),
+                copy: None,
             });
         }
         match std::fs::read_link(&at) {

@@ -58,7 +58,7 @@ pub fn npm(
         confined(cmd, jail, dir, &tool_binds),
         tools.timeout,
         "npm install",
-        jail.is_some(),
+        jail.map(|_| dir),
     )?;
 
     npm_tree(tools, name, dir)
@@ -94,6 +94,8 @@ pub fn npm_tree(tools: &Installers, name: &str, dir: &Path) -> Result<Installed,
         version: installed_version,
         registry_digest: integrity,
         packages: every,
+        python: None,
+        tree: dir.to_path_buf(),
         argv: vec![tools.node.clone().into(), script.into()],
         note: None,
         binds,
@@ -141,7 +143,7 @@ fn npm_can_refuse_sources(
         tools.timeout,
         "npm config",
         Stdio::from(file),
-        jail.is_some(),
+        jail.map(|_| dir),
     )?;
     let said = std::fs::read_to_string(&answer).unwrap_or_default();
     let _ = std::fs::remove_file(&answer);

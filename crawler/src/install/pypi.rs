@@ -10,14 +10,39 @@ use super::env::{installer_env, installer_home};
 use super::jail::confined;
 use super::process::run;
 use super::provenance::pip_provenance;
-use super::{program_binds, read_json, InstallError, Installed, Installers, Jail};
+use super::{program_binds, python, read_json, InstallError, Installed, Installers, Jail};
 use crate::candidate::pypi_normalized;
 use crate::fetch::{get, text};
 use crate::sandbox::Bind;
 
-/// Installs `name==version` (the newest when `None`) from PyPI into a venv under `dir`.
+/// Installs `name==version` (the newest when `None`) from PyPI into a venv under `dir`, with the
+/// crawler's Python, or when the package's `Requires-Python` excludes it, with the newest
+/// interpreter of the machine that fits.
 pub fn pypi(
     tools: &Installers,
+    name: &str,
+    version: Option<&str>,
+    dir: &Path,
+    jail: Option<&Jail>,
+) -> Result<Installed, InstallError> {
+    let e = match install_with(tools, &tools.python, name, version, dir, jail) {
+        Err(e) if !e.too_large && e.filled.is_none() => e,
+        done => return done,
+    };
+    let Some(spec) = python::required(&e.message) else {
+        return Err(e);
+    };
+    let mut candidates = vec![tools.python.clone()];
+    candidates.extend(tools.pythons.iter().cloned());
+    let chosen = python::newest_fitting(&candidates, &spec)?;
+    let _ = std::fs::remove_dir_all(dir.join("venv"));
+    let _ = std::fs::remove_file(dir.join("pip-report.json"));
+    install_with(tools, &chosen.path, name, version, dir, jail)
+}
+
+fn install_with(
+    tools: &Installers,
+    python: &Path,
     name: &str,
     version: Option<&str>,
     dir: &Path,
@@ -28,8 +53,8 @@ pub fn pypi(
     // A confined pip runs the interpreter itself (not a shim that needs the operator's home),
     // and reads it, its library and the packages pip is one of.
     let (python, tool_binds) = match jail {
-        Some(_) => python_for_install(&tools.python, dir)?,
-        None => (tools.python.clone(), Vec::new()),
+        Some(_) => python_for_install(python, dir)?,
+        None => (python.to_path_buf(), Vec::new()),
     };
     let mut mk = Command::new(&python);
     installer_env(&mut mk, &home);
@@ -38,7 +63,7 @@ pub fn pypi(
         confined(mk, jail, dir, &tool_binds),
         tools.timeout,
         "python -m venv",
-        jail.is_some(),
+        jail.map(|_| dir),
     )?;
     let report = dir.join("pip-report.json");
     let spec = match version {
@@ -68,7 +93,7 @@ pub fn pypi(
         confined(pip, jail, dir, &tool_binds),
         tools.timeout,
         "pip install",
-        jail.is_some(),
+        jail.map(|_| dir),
     )?;
 
     pypi_tree(tools, name, dir)
@@ -118,17 +143,45 @@ pub fn pypi_tree(tools: &Installers, name: &str, dir: &Path) -> Result<Installed
             )
         }
     };
+    let base = base_interpreter(tools, &venv)?;
     let mut binds = vec![Bind::same(dir)];
     binds.extend(program_binds(&venv.join("bin/python"), dir)?);
-    binds.extend(python_library(&tools.python)?);
+    binds.extend(python_library(&base.executable)?);
     Ok(Installed {
+        python: Some(base.describe()),
         version: installed_version,
         registry_digest: sha256(item),
         packages: items.iter().filter_map(sha256).collect(),
+        tree: dir.to_path_buf(),
         argv,
         note,
         binds,
     })
+}
+
+/// The interpreter the venv was made with: the one of the crawler's interpreters whose directory
+/// its `pyvenv.cfg` names (a file in the tree, so only an interpreter the operator allows is
+/// taken from it).
+fn base_interpreter(tools: &Installers, venv: &Path) -> Result<python::Interpreter, String> {
+    let cfg = std::fs::read_to_string(venv.join("pyvenv.cfg"))
+        .map_err(|e| format!("{}: {e}", venv.join("pyvenv.cfg").display()))?;
+    let home = cfg
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .find(|(k, _)| k.trim() == "home")
+        .map(|(_, v)| PathBuf::from(v.trim()))
+        .ok_or("the venv's pyvenv.cfg names no home")?;
+    for p in std::iter::once(&tools.python).chain(&tools.pythons) {
+        if let Ok(i) = python::ask(p) {
+            if i.executable.parent() == Some(home.as_path()) {
+                return Ok(i);
+            }
+        }
+    }
+    Err(format!(
+        "the venv was made with a Python in {}, which is none of the crawler's",
+        home.display()
+    ))
 }
 
 /// The `.dist-info` directory of the installed distribution.

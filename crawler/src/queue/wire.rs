@@ -446,6 +446,8 @@ impl LookResult {
                 caps: self.caps,
                 install: self.install,
                 notes: self.notes,
+                // Not carried by the result format: the worker's own table is where to look.
+                python: None,
                 took: self.took,
             },
             self.conditions,
@@ -1067,6 +1069,7 @@ mod tests {
                 "the kept tree was installed 8 days ago".into(),
             )),
             notes: vec!["started as `python -m x`: the package has no console script".into()],
+            python: None,
             took: Duration::from_millis(1234),
         };
         LookResult::of(
