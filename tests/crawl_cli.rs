@@ -1605,4 +1605,3 @@ fn a_package_that_requires_a_newer_python_runs_on_the_newest_that_fits() {
         "{detail:?}"
     );
 }
-
