@@ -77,7 +77,7 @@ pub fn wanted(declared: &[EnvVar], said: &[u8]) -> Vec<String> {
         .filter(|v| v.required)
         .map(|v| v.name.clone())
         .collect();
-    let text = String::from_utf8_lossy(said);
+    let text = without_colours(&String::from_utf8_lossy(said));
     // Lines of a list under "Missing environment variables:" still to read.
     let mut listed = 0;
     for line in text.lines() {
@@ -119,6 +119,26 @@ pub fn wanted(declared: &[EnvVar], said: &[u8]) -> Vec<String> {
 }
 
 /// Where each word of ASCII letters, digits and `_` starts and ends in `line`.
+/// `text` without its terminal control sequences (ESC `[` parameters and one final letter):
+/// loggers colour a variable's name, and the colour's `36m` would otherwise join the name.
+fn without_colours(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            chars.next();
+            for p in chars.by_ref() {
+                if ('\u{40}'..='\u{7e}').contains(&p) {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn words(line: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = None;
@@ -156,6 +176,17 @@ fn said_alone(line: &str, start: usize, end: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_coloured_name_is_read() {
+        let said =
+            b"\x1b[31mERROR\x1b[39m [17:12:13.720] (2): \x1b[36mGITLAB_PERSONAL_ACCESS_TOKEN \
+                     environment variable is not set\x1b[39m";
+        assert_eq!(
+            super::wanted(&[], said),
+            ["GITLAB_PERSONAL_ACCESS_TOKEN".to_string()]
+        );
+    }
+
     use super::*;
 
     #[test]
