@@ -92,8 +92,7 @@ pub(super) fn run_to(
             )
         })
         .unwrap_or_default();
-    let file_cap = status.code() == Some(128 + rustix::process::Signal::XFSZ.as_raw())
-        || ["EFBIG", "File too large"].iter().any(|m| text.contains(m));
+    let file_cap = passed_file_cap(status.code(), &text);
     let (too_large, filled) = match scratch {
         None => (false, None),
         Some(_) if file_cap => (true, None),
@@ -112,6 +111,16 @@ pub(super) fn run_to(
         too_large,
         filled,
     })
+}
+
+/// Whether an installer, or a process under it, passed the file-size cap: it died by `SIGXFSZ`
+/// itself, or says one of its children did (npm: `npm error signal SIGXFSZ`), or a write failed
+/// with `EFBIG`.
+fn passed_file_cap(code: Option<i32>, text: &str) -> bool {
+    code == Some(128 + rustix::process::Signal::XFSZ.as_raw())
+        || ["EFBIG", "File too large", "SIGXFSZ"]
+            .iter()
+            .any(|m| text.contains(m))
 }
 
 /// How pip begins the line of versions it passed over for the interpreter it ran for.
@@ -185,6 +194,20 @@ fn place(at: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_past_its_cap_is_read_from_the_status_or_the_messages() {
+        let xfsz = 128 + rustix::process::Signal::XFSZ.as_raw();
+        assert!(passed_file_cap(Some(xfsz), ""));
+        // npm reports its child's death and exits 1 itself.
+        let npm = "npm error process terminated\nnpm error signal SIGXFSZ";
+        assert!(passed_file_cap(Some(1), npm));
+        assert!(passed_file_cap(
+            Some(1),
+            "OSError: [Errno 27] File too large"
+        ));
+        assert!(!passed_file_cap(Some(1), "npm error code E404"));
+    }
 
     #[test]
     fn where_an_installer_ran_out_of_room_is_read_from_its_messages() {
