@@ -56,6 +56,20 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// A setting file of the pinlog home, as text: `None` when there is none; an error, naming the
+/// file, when it cannot be read, is larger than `max` bytes or is not UTF-8 (never taken for
+/// the setting being off).
+pub fn read_setting(path: &Path, max: u64) -> Result<Option<String>, String> {
+    let bytes = match read_bounded(path, max) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| format!("{} line 1: not UTF-8", path.display()))
+}
+
 /// Reads a file of at most `max` bytes; a larger one is an error, read no further than `max + 1`.
 /// For a file the user names; the files of a log directory are read with `pinlog_log::in_dir`.
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {

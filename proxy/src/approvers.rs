@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use pinlog_core::exit::Failure;
-use pinlog_core::files::read_bounded;
+use pinlog_core::files::read_setting;
 use pinlog_core::render::safe;
 use pinlog_gate::commands::check_lock_signature;
 use pinlog_gate::signature::PublicKey;
@@ -35,13 +35,10 @@ impl Approvers {
     /// never taken for the mode being off.
     pub fn from_home(home: &Path) -> Result<Option<Approvers>, String> {
         let path = home.join(SETTING);
-        let bytes = match read_bounded(&path, MAX_SETTING) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        let Some(text) = read_setting(&path, MAX_SETTING)? else {
+            return Ok(None);
         };
         let at = |n: usize, why: &str| format!("{} line {n}: {why}", path.display());
-        let text = std::str::from_utf8(&bytes).map_err(|_| at(1, "not UTF-8"))?;
         let mut keys = Vec::new();
         // The block being read: its first line's number, and its text.
         let mut block: Option<(usize, String)> = None;

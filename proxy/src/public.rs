@@ -61,25 +61,22 @@ pub struct PublicCheck {
 impl PublicCheck {
     /// The verified record, waiting for it (no later than its deadline) the first time.
     fn record(&mut self) -> Result<&PublicRecord<LogAt>, String> {
-        if let Record::Opening(_) = self.record {
-            let Record::Opening(opening) =
-                std::mem::replace(&mut self.record, Record::Unusable(String::new()))
-            else {
-                unreachable!("matched above")
-            };
-            self.record = match opening.wait() {
+        let record = std::mem::replace(&mut self.record, Record::Unusable(String::new()));
+        self.record = match record {
+            Record::Opening(opening) => match opening.wait() {
                 Ok(r) => Record::Ready(Box::new(r)),
                 Err(e) => Record::Unusable(format!(
                     "the public log {} cannot be used, {}",
                     quoted(&self.at, 200),
                     safe(&why_not(&e))
                 )),
-            };
-        }
+            },
+            known => known,
+        };
         match &self.record {
             Record::Ready(r) => Ok(r),
             Record::Unusable(why) => Err(why.clone()),
-            Record::Opening(_) => unreachable!("waited for above"),
+            Record::Opening(_) => Err("the public log was not opened".into()),
         }
     }
 

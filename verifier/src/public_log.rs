@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use pinlog_core::exit::Failure;
-use pinlog_core::files::read_bounded;
+use pinlog_core::files::read_setting;
 use pinlog_log::fetch::{FetchOptions, LogAt};
 
 use crate::checkpoint::Policy;
@@ -131,13 +131,10 @@ impl PublicLog {
     /// `#` are skipped. Its state is kept in `public-log.state` beside it.
     pub fn from_home(home: &Path) -> Result<Option<PublicLog>, String> {
         let path = home.join(SETTING);
-        let bytes = match read_bounded(&path, MAX_SETTING) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        let Some(text) = read_setting(&path, MAX_SETTING)? else {
+            return Ok(None);
         };
         let at = |n: usize, why: &str| format!("{} line {n}: {why}", path.display());
-        let text = std::str::from_utf8(&bytes).map_err(|_| at(1, "not UTF-8"))?;
         let mut log = None;
         let (mut vkey, mut witness) = (Vec::new(), Vec::new());
         let (mut quorum, mut witness_policy) = (None, None);
