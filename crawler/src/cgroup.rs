@@ -151,9 +151,10 @@ impl Cgroups {
         self.version
     }
 
-    /// A new group `name` with the memory and process caps of `limits`, watched: a process that
-    /// runs into a cap stops everything in the group.
-    pub fn group(&self, name: &str, limits: &Limits) -> Result<Group, String> {
+    /// A new group `name`, watched: a process that runs into a cap stops everything in the group.
+    /// It holds `memory` bytes (the processes' cap and what their tmpfs may hold: see
+    /// [`Limits::install_memory`]) and the process cap of `limits`.
+    pub fn group(&self, name: &str, limits: &Limits, memory: u64) -> Result<Group, String> {
         let mut g = Group {
             version: self.version,
             dirs: Vec::new(),
@@ -166,21 +167,11 @@ impl Cgroups {
             make_dir(&dir)?;
             g.dirs.push(dir);
         }
-        let memory = limits.memory_bytes.to_string();
+        g.set_memory(memory)?;
         let processes = limits.processes.to_string();
         match self.version {
-            Enforcer::CgroupV2 => {
-                let d = &g.dirs[0];
-                write(&d.join("memory.max"), &memory)?;
-                // Swap would let a server go past its memory.
-                let _ = std::fs::write(d.join("memory.swap.max"), "0");
-                write(&d.join("pids.max"), &processes)?;
-            }
-            _ => {
-                write(&g.dirs[0].join("memory.limit_in_bytes"), &memory)?;
-                let _ = std::fs::write(g.dirs[0].join("memory.memsw.limit_in_bytes"), &memory);
-                write(&g.dirs[1].join("pids.max"), &processes)?;
-            }
+            Enforcer::CgroupV2 => write(&g.dirs[0].join("pids.max"), &processes)?,
+            _ => write(&g.dirs[1].join("pids.max"), &processes)?,
         }
         let (dirs, version, stop, hit) = (
             g.dirs.clone(),
@@ -223,6 +214,29 @@ impl Group {
     /// The files a process writes its id to, to join the group.
     pub fn procs_files(&self) -> Vec<PathBuf> {
         self.dirs.iter().map(|d| d.join("cgroup.procs")).collect()
+    }
+
+    /// Sets what the group's processes and their tmpfs may hold together, to `bytes`: more while
+    /// an installer fills its tmpfs, less once the server runs.
+    pub fn set_memory(&self, bytes: u64) -> Result<(), String> {
+        let memory = bytes.to_string();
+        let d = &self.dirs[0];
+        match self.version {
+            Enforcer::CgroupV2 => {
+                write(&d.join("memory.max"), &memory)?;
+                // Swap would let a server go past its memory.
+                let _ = std::fs::write(d.join("memory.swap.max"), "0");
+            }
+            _ => {
+                // v1 keeps the memory limit at or below memory+swap: the order that works depends
+                // on whether the cap grows, so the pair is written around it.
+                let memsw = d.join("memory.memsw.limit_in_bytes");
+                let _ = std::fs::write(&memsw, &memory);
+                write(&d.join("memory.limit_in_bytes"), &memory)?;
+                let _ = std::fs::write(&memsw, &memory);
+            }
+        }
+        Ok(())
     }
 
     /// The cap the group ran into, if any (the watcher's finding, or the counters now).

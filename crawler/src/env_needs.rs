@@ -106,7 +106,7 @@ pub fn wanted(declared: &[EnvVar], said: &[u8]) -> Vec<String> {
             }
             // A bare upper-case word is more often an acronym than a variable.
             let bare = !word.contains('_');
-            if bare && !(item || said_alone(line, start, end)) {
+            if bare && !((item && starts_item(line, start)) || said_alone(line, start, end)) {
                 continue;
             }
             names.push(word.to_string());
@@ -161,6 +161,16 @@ fn is_list_item(line: &str) -> bool {
     let t = line.trim();
     let rest = t.trim_start_matches(['-', '*', '•']).trim();
     !rest.is_empty() && (rest.len() < t.len() || !rest.contains(' '))
+}
+
+/// Whether the word at `start` is the first of its list item: a bare word later in an item
+/// (`- token: the API token`) is part of a description.
+fn starts_item(line: &str, start: usize) -> bool {
+    line[..start]
+        .trim_start()
+        .trim_start_matches(['-', '*', '•'])
+        .trim()
+        .is_empty()
 }
 
 /// Whether the words right around `line[start..end]` say that it is a variable.
@@ -242,7 +252,7 @@ mod tests {
         let said = b"Please set EXAMPLE_API_KEY to use this server\n\
             APIKEY is not set\n\
             Error: the JSON API returned HTTP 500; a required field is missing\n\
-            Missing required environment variables:\n  - ACME_ORG\n  * TOKEN\n\
+            Missing required environment variables:\n  - ACME_ORG\n  * TOKEN\n  - token: a Monday API key\n\
             Starting server on PORT 8080\n  - NOT_LISTED\n\
             KeyError: 'OPENAI_API_KEY'\n\
             Missing required environment variable: SERVICE_URL\n\

@@ -22,6 +22,27 @@ pub struct Limits {
     pub unpacked_bytes: u64,
 }
 
+impl Limits {
+    /// What a look's cgroup may hold while its installer runs: the processes' memory, and the
+    /// three tmpfs of the install (its scratch, its home with the caches, `/tmp`), each bounded
+    /// by `unpacked_bytes` on its own. A tmpfs's pages are charged to the cgroup of whoever
+    /// wrote them; counted in the processes' cap, a large package would look like a greedy
+    /// installer.
+    pub fn install_memory(&self) -> u64 {
+        self.memory_bytes
+            .saturating_add(self.unpacked_bytes.saturating_mul(3))
+    }
+
+    /// What a look's cgroup may hold while its server runs: the processes' memory, `/tmp` and
+    /// the home (`tmpfs_bytes` each), and `copy` bytes for the copy of the package's tree the
+    /// sandbox makes at each start ([`crate::install_cache::tree::footprint`] of it).
+    pub fn run_memory(&self, copy: u64) -> u64 {
+        self.memory_bytes
+            .saturating_add(self.tmpfs_bytes.saturating_mul(2))
+            .saturating_add(copy)
+    }
+}
+
 impl Default for Limits {
     fn default() -> Limits {
         Limits {

@@ -20,7 +20,7 @@ use crate::env_needs;
 use crate::fetch::Fetcher;
 use crate::install::published::published;
 use crate::install::{self, InstallError, Installed, Installers, Jail};
-use crate::install_cache::{Cache, Key, Lease, Reservation, Taken};
+use crate::install_cache::{tree, Cache, Key, Lease, Reservation, Taken};
 use crate::limits::{Enforcer, InForce, Limits};
 use crate::outcome::{LookFailure, Reason};
 use crate::sandbox::{Isolation, PLACEHOLDER};
@@ -247,12 +247,14 @@ impl Looker {
                 // Unique for the crawler's life: a group that could not be removed is not reused.
                 static GROUPS: AtomicU64 = AtomicU64::new(0);
                 let name = format!("look-{}", GROUPS.fetch_add(1, Ordering::Relaxed));
-                let g = c.group(&name, &self.limits).map_err(|e| {
-                    LookFailure::new(
-                        Reason::SandboxUnavailable,
-                        format!("the look's cgroup: {e}"),
-                    )
-                })?;
+                let g = c
+                    .group(&name, &self.limits, self.limits.install_memory())
+                    .map_err(|e| {
+                        LookFailure::new(
+                            Reason::SandboxUnavailable,
+                            format!("the look's cgroup: {e}"),
+                        )
+                    })?;
                 Some(g)
             }
             None => None,
@@ -309,6 +311,22 @@ impl Looker {
                 .unpacked_bytes
                 .saturating_add(self.limits.tmpfs_bytes),
         );
+        if let (Some(g), Isolation::Bubblewrap(_)) = (&group, isolation) {
+            // The copy's pages are charged to the look's cgroup; the server's own cap is not
+            // theirs to spend.
+            let copy = tree::footprint(&installed.tree).map_err(|e| {
+                LookFailure::new(
+                    Reason::InstallFailed,
+                    format!("cannot measure {}: {e}", installed.tree.display()),
+                )
+            })?;
+            g.set_memory(self.limits.run_memory(copy)).map_err(|e| {
+                LookFailure::new(
+                    Reason::SandboxUnavailable,
+                    format!("the look's cgroup: {e}"),
+                )
+            })?;
+        }
 
         if let Isolation::Bubblewrap(_) = isolation {
             look.caps = Some(InForce {
@@ -390,11 +408,15 @@ impl Looker {
             f.detail.push_str(&stderr_tail(&stderr));
             return Err(f);
         }
-        // One retry, every wanted variable filled with the same harmless placeholder, as a
-        // declared one without a value is from the first run.
+        // One retry, every wanted variable filled with a harmless placeholder of its kind.
         let names = wanted.join(", ");
+        let scratch = isolation.scratch(&home);
         let mut env = given.clone();
-        env.extend(wanted.iter().map(|n| (n.clone(), PLACEHOLDER.to_string())));
+        env.extend(
+            wanted
+                .iter()
+                .map(|n| (n.clone(), env_placeholder(n, &scratch))),
+        );
         let second = self.run(
             isolation,
             &installed,
@@ -613,7 +635,10 @@ fn capped(group: Option<&Group>, exit: Option<Exit>, limits: &Limits) -> Result<
     let (reason, what) = match (group.and_then(Group::hit), status) {
         (Some(Hit::Memory), _) => (
             Reason::MemoryCap,
-            format!("{} bytes of memory", limits.memory_bytes),
+            format!(
+                "{} bytes of memory (with its tmpfs counted apart)",
+                limits.memory_bytes
+            ),
         ),
         (Some(Hit::Processes), _) => (
             Reason::ProcessCap,
@@ -657,12 +682,7 @@ fn asked_for(start: &Start, stderr: &[u8], scratch: &Path) -> Option<Start> {
     }
     let mut again = start.clone();
     for w in wants {
-        let value = match w.fill {
-            Fill::Choice(c) => c,
-            Fill::Directory => scratch.to_str()?.to_string(),
-            Fill::File => scratch.join(PLACEHOLDER).to_str()?.to_string(),
-            Fill::Text => PLACEHOLDER.to_string(),
-        };
+        let value = filled(w.fill, scratch)?;
         if let Some(name) = &w.option {
             if start.args().iter().any(|a| a == name) {
                 return None;
@@ -671,6 +691,26 @@ fn asked_for(start: &Start, stderr: &[u8], scratch: &Path) -> Option<Start> {
         again.made(w.option.as_deref(), value).ok()?;
     }
     Some(again)
+}
+
+/// What a person would give an argument or a variable of this kind: the choice, an empty
+/// directory the server may write (`scratch`), a path in it, or the placeholder text.
+fn filled(fill: Fill, scratch: &Path) -> Option<String> {
+    Some(match fill {
+        Fill::Choice(c) => c,
+        Fill::Directory => scratch.to_str()?.to_string(),
+        Fill::File => scratch.join(PLACEHOLDER).to_str()?.to_string(),
+        Fill::Text => PLACEHOLDER.to_string(),
+    })
+}
+
+/// The placeholder of a variable the server named: a credential gets the placeholder text, any
+/// other variable what its name says it holds (`ALLOWED_DIR` an empty directory).
+fn env_placeholder(name: &str, scratch: &Path) -> String {
+    match env_needs::is_credential(name) {
+        true => PLACEHOLDER.to_string(),
+        false => filled(usage::fill_for(name), scratch).unwrap_or_else(|| PLACEHOLDER.to_string()),
+    }
 }
 
 /// The last lines the server wrote to standard error, safe to print: often the reason it

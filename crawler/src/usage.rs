@@ -33,8 +33,12 @@ pub fn wanted(stderr: &str) -> Vec<Want> {
     let choices = choice_groups(stderr);
     let mut wants: Vec<Want> = Vec::new();
     let mut stdio_taken = false;
-    for line in stderr.lines().map(str::trim) {
-        for (name, positional) in required(line) {
+    let named = stderr
+        .lines()
+        .map(|l| required(l.trim()))
+        .chain(std::iter::once(listed(stderr)));
+    for found in named {
+        for (name, positional) in found {
             let want = match positional {
                 false => Want {
                     fill: kind(&name, None),
@@ -151,6 +155,50 @@ fn required(line: &str) -> Vec<(String, bool)> {
     Vec::new()
 }
 
+/// The options listed under a line that says required arguments are missing, one per item, each
+/// only where the text spells it as an option too:
+/// `Error: The following required arguments are missing:`, then `  - token: the API token` and
+/// an indented `--token or -t command line argument`.
+fn listed(text: &str) -> Vec<(String, bool)> {
+    let mut lines = text.lines();
+    let header = |l: &str| {
+        let lower = l.trim().to_ascii_lowercase();
+        lower.ends_with(':')
+            && (lower.contains("required arguments are missing")
+                || lower.contains("required options are missing")
+                || lower.ends_with("missing required arguments:"))
+    };
+    if lines.by_ref().find(|l| header(l)).is_none() {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    for line in lines {
+        let t = line.trim();
+        let Some(item) = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")) else {
+            // An indented line explains the item above it; anything else ends the list.
+            if line.starts_with([' ', '\t']) && !t.is_empty() {
+                continue;
+            }
+            break;
+        };
+        let name = item
+            .split(|c: char| c == ':' || c.is_whitespace())
+            .next()
+            .unwrap_or("");
+        let option = match name.starts_with('-') {
+            true => name.to_string(),
+            false => format!("--{name}"),
+        };
+        let spelled = text
+            .split(|c: char| c.is_whitespace() || matches!(c, ',' | '\'' | '"' | '`' | '(' | ')'))
+            .any(|w| w == option);
+        if name.len() > 1 && spelled {
+            found.push((option, false));
+        }
+    }
+    found
+}
+
 /// The words between single quotes in `s`, in order.
 fn quoted_words(s: &str) -> Vec<String> {
     s.split('\'')
@@ -194,6 +242,11 @@ fn choice_groups(text: &str) -> Vec<Vec<String>> {
     groups
 }
 
+/// What a variable or an argument named `name` is given when nothing shows its choices.
+pub fn fill_for(name: &str) -> Fill {
+    kind(name, None)
+}
+
 /// What an argument named `name` (with `choices`, if shown) is given.
 fn kind(name: &str, choices: Option<&[String]>) -> Fill {
     if let Some(c) = choices {
@@ -208,6 +261,9 @@ fn kind(name: &str, choices: Option<&[String]>) -> Fill {
     let has = |words: &[&str]| parts.iter().any(|p| words.contains(p));
     if has(&["transport"]) {
         Fill::Choice("stdio".to_string())
+    } else if has(&["url", "uri", "host", "endpoint", "server"]) {
+        // An address: no path stands in for one.
+        Fill::Text
     } else if has(&[
         "dir",
         "dirs",
@@ -297,6 +353,35 @@ mod tests {
             wanted("Not enough non-option arguments: got 0, need at least 1\n"),
             [pos(Fill::Text)]
         );
+    }
+
+    #[test]
+    fn a_list_of_missing_options() {
+        let monday = "Error: The following required arguments are missing:\n  - token: Monday API token\n    You can provide it using:\n     --token or -t command line argument\n";
+        assert_eq!(wanted(monday), [opt("--token", Fill::Text)]);
+        let two = "Missing required arguments:\n - --root-dir\n - db-url: where it is\n   (--db-url)\nStarting anyway\n - --not-listed\n";
+        assert_eq!(
+            wanted(two),
+            [
+                opt("--root-dir", Fill::Directory),
+                opt("--db-url", Fill::Text)
+            ]
+        );
+        // Named only as a word, never as an option: not guessed at.
+        assert_eq!(
+            wanted("The following required arguments are missing:\n  - token\n"),
+            []
+        );
+    }
+
+    #[test]
+    fn variables_by_their_names() {
+        assert_eq!(fill_for("ALLOWED_DIR"), Fill::Directory);
+        assert_eq!(fill_for("MCP_TRANSPORT"), Fill::Choice("stdio".into()));
+        assert_eq!(fill_for("SQLITE_DB_PATH"), Fill::File);
+        assert_eq!(fill_for("DATABASE_URL"), Fill::Text);
+        assert_eq!(fill_for("ES_HOST"), Fill::Text);
+        assert_eq!(fill_for("ORG_NAME"), Fill::Text);
     }
 
     #[test]

@@ -66,6 +66,22 @@ pub fn measure(root: &Path) -> io::Result<Measured> {
     })
 }
 
+/// What a copy of the tree at `root` takes on a tmpfs: each file's size rounded up to whole pages,
+/// and a page for every entry (its inode and directory entry, which the kernel charges too). An
+/// upper bound, not an exact count.
+pub fn footprint(root: &Path) -> io::Result<u64> {
+    const PAGE: u64 = 4096;
+    let mut bytes = PAGE;
+    for (rel, kind) in walk(root)? {
+        bytes = bytes.saturating_add(PAGE);
+        if let Kind::File { .. } = kind {
+            let len = fs::symlink_metadata(root.join(rel))?.len();
+            bytes = bytes.saturating_add(len.div_ceil(PAGE) * PAGE);
+        }
+    }
+    Ok(bytes)
+}
+
 /// Takes write permission off every file and directory below `root` and off `root` itself, so
 /// that nothing run as the operator writes into the tree by mistake.
 pub fn seal(root: &Path) -> io::Result<()> {
