@@ -11,7 +11,7 @@
 #               PINLOG_BEFORE to a pinlog binary already built from it);
 #   SET         the seed-syntax list to crawl (default data/coverage-set.txt; data/seeds.txt for
 #               the seeds).
-# The after side is the work tree's HEAD. Needs: cargo, python3, bubblewrap, node and npm
+# The after side is the work tree's HEAD (or PINLOG_AFTER, a pinlog binary built from it). Needs: cargo, python3, bubblewrap, node and npm
 # (.ci/setup installs them), and the registries' network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +21,12 @@ set_file=${2:-data/coverage-set.txt}
 out=bench/out/coverage-$(basename "$set_file" .txt)
 rm -rf "$out/before" "$out/after" && mkdir -p "$out/before" "$out/after"
 
-cargo build --release --quiet
-after_bin=$(pwd)/target/release/pinlog
+if [ -n "${PINLOG_AFTER:-}" ]; then
+  after_bin=$PINLOG_AFTER
+else
+  cargo build --release --quiet
+  after_bin=$(pwd)/target/release/pinlog
+fi
 if [ -n "${PINLOG_BEFORE:-}" ]; then
   before_bin=$PINLOG_BEFORE
 else
