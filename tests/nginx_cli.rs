@@ -72,6 +72,18 @@ fn succeeded(o: &Output, what: &str) {
     );
 }
 
+/// Fails unless every file below `dir` is mode 0644 and every directory 0755.
+fn all_public(dir: &Path) {
+    let wrong = not_public(dir);
+    assert!(
+        wrong.is_empty(),
+        "{} files or directories below {} are not public, e.g. {:?}",
+        wrong.len(),
+        dir.display(),
+        &wrong[..wrong.len().min(5)]
+    );
+}
+
 /// Every file below `dir` whose mode is not 0644 and every directory not 0755, with its mode.
 fn not_public(dir: &Path) -> Vec<String> {
     let mut wrong = Vec::new();
@@ -291,9 +303,6 @@ fn what_pinlog_publishes_is_served_by_an_unprivileged_nginx_whatever_the_umask()
         "public/site",
     ]);
     let public = tree.dir.path().join("public");
-    assert_eq!(not_public(&public), Vec::<String>::new());
-    assert_eq!(mode(&tree.path("data/log.key")), 0o600);
-
     let root = public.to_str().unwrap().to_string();
     let nginx = Nginx::start(|port| {
         format!("  server {{\n    listen 127.0.0.1:{port};\n    root {root};\n  }}")
@@ -315,6 +324,8 @@ fn what_pinlog_publishes_is_served_by_an_unprivileged_nginx_whatever_the_umask()
     }
     verify_log(&nginx.url("/log/"), &[], &tree);
     verify_log(&nginx.url("/site/log/"), &[], &tree);
+    all_public(&public);
+    assert_eq!(mode(&tree.path("data/log.key")), 0o600);
 
     // A mirror's copy of the served log, itself served and verified.
     run(&[
@@ -326,7 +337,7 @@ fn what_pinlog_publishes_is_served_by_an_unprivileged_nginx_whatever_the_umask()
         "data/log.key.vkey",
         "-q",
     ]);
-    assert_eq!(not_public(&public), Vec::<String>::new());
+    all_public(&public);
     nginx.ok("/mirror/tile/0/000");
     verify_log(&nginx.url("/mirror/"), &[], &tree);
 }
@@ -394,7 +405,7 @@ fn the_shipped_deployment_runs_publishes_and_serves_with_its_cache_headers() {
         succeeded(&o, &words.join(" "));
     }
     let public = tree.dir.path().join("public");
-    assert_eq!(not_public(&public), Vec::<String>::new());
+    all_public(&public);
 
     let conf = std::fs::read_to_string(root().join("deploy/nginx/pinlog.conf")).unwrap();
     let state = tree.dir.path().to_str().unwrap();
