@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the embedded default, small: crawl a few public MCP servers (npm's search and
 # data/seeds.txt) into a SQLite store, publish the log with a key made on first use, verify the
-# published copy the way anyone else would, and build the static site from it.
+# published copy the way anyone else would, and build the static site from it. Builds pinlog-verify,
+# the auditors' binary, beside pinlog.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,10 +15,10 @@ if ! command -v bwrap >/dev/null; then
   fi
 fi
 
-cargo build --release --locked
+cargo build --release --locked --package pinlog --package pinlog-verifier
 ./target/release/pinlog crawl --db data/log.db --source seeds --source npm --limit "${LIMIT:-12}" \
   --publish public/log --key data/log.key
 ./target/release/pinlog verify-log public/log --vkey-file data/log.key.vkey
 ./target/release/pinlog site build --db data/log.db --log public/log --vkey-file data/log.key.vkey \
   --out public/site
-echo "the site is in public/site/index.html"
+echo "the site is in public/site/index.html; the auditors' verifier is target/release/pinlog-verify"

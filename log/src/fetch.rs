@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use pinlog_core::address::not_public;
-use pinlog_core::files::{sync_filesystem, write_atomic_unsynced};
+use pinlog_core::files::{sync_filesystem, write_public_unsynced};
 // ureq's resolver interface is outside its semver promise; Cargo.lock pins the version it is
 // written against.
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
@@ -266,7 +266,7 @@ impl LogSource for Served {
         }
         self.fetch(rel, max, buf)?;
         if let Some(dir) = cache {
-            write_atomic_unsynced(&dir.join(rel), buf).map_err(FileError::Io)?;
+            write_public_unsynced(&dir.join(rel), buf).map_err(FileError::Io)?;
         }
         Ok(())
     }

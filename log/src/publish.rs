@@ -24,7 +24,9 @@ use crate::tile_reader::{TileReadError, TileReader};
 use crate::tiles::{self, TileId, HEIGHT, WIDTH};
 use crate::witness::{self, Asked, Refusal, Transport};
 use crate::witness_policy::WitnessPolicy;
-use pinlog_core::files::{sync_dir, sync_filesystem, write_atomic, write_atomic_unsynced};
+use pinlog_core::files::{
+    create_public_dir_all, sync_dir, sync_filesystem, write_public, write_public_unsynced,
+};
 
 /// Why publishing or proving stopped.
 #[derive(Debug)]
@@ -225,7 +227,7 @@ pub fn publish_witnessed(
             ));
         }
     }
-    std::fs::create_dir_all(out).map_err(io_err(out))?;
+    create_public_dir_all(out).map_err(io_err(out))?;
     // One publisher at a time per store: a second one waits here.
     let _lock = store.publish_lock()?;
     let size = store.size()?;
@@ -322,7 +324,7 @@ pub fn publish_witnessed(
         let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
         let path = blobs_dir.join(hex);
         if !path.exists() {
-            write_atomic_unsynced(&path, body).map_err(io_err(&path))?;
+            write_public_unsynced(&path, body).map_err(io_err(&path))?;
             writer.written += 1;
         }
         Ok::<_, PublishError>(())
@@ -408,7 +410,7 @@ pub fn publish_witnessed(
             unchanged()?;
         }
         let path = out.join(CHECKPOINT);
-        write_atomic(&path, note.as_bytes()).map_err(io_err(&path))?;
+        write_public(&path, note.as_bytes()).map_err(io_err(&path))?;
         sync_dir(out).map_err(io_err(out))?;
         writer.written += 1;
     }
@@ -591,7 +593,7 @@ impl TileWriter<'_> {
             }
             _ => {}
         }
-        write_atomic_unsynced(&path, bytes).map_err(io_err(&path))?;
+        write_public_unsynced(&path, bytes).map_err(io_err(&path))?;
         self.written += 1;
         Ok(())
     }

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use askama::Template;
 use base64::Engine;
-use pinlog_core::files::write_atomic_unsynced;
+use pinlog_core::files::write_public_unsynced;
 use pinlog_core::json::{self, Limits, Value};
 use pinlog_core::{render, Digest};
 use pinlog_log::in_dir;
@@ -113,7 +113,7 @@ impl Out {
         if std::fs::read(&path).is_ok_and(|old| old == bytes) {
             return Ok(());
         }
-        write_atomic_unsynced(&path, bytes)
+        write_public_unsynced(&path, bytes)
             .map_err(|e| SiteError::Io(format!("cannot write {}: {e}", path.display())))?;
         self.written += 1;
         Ok(())

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use pinlog_core::files::{read_bounded, write_atomic};
+use pinlog_core::files::{read_bounded, write_public};
 use pinlog_core::Digest;
 use pinlog_log::entry::Timestamp;
 use pinlog_log::Hash;
@@ -90,7 +90,7 @@ impl Carried {
     }
 
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        write_atomic(path, self.to_text().as_bytes())
+        write_public(path, self.to_text().as_bytes())
     }
 }
 

@@ -9,7 +9,7 @@
 use std::io;
 use std::path::Path;
 
-use pinlog_core::files::sync_filesystem;
+use pinlog_core::files::{create_public_dir_all, sync_filesystem};
 use pinlog_log::source::LogSource;
 
 use crate::outcome::{Location, VerifyError};
@@ -46,7 +46,7 @@ pub fn mirror<S: LogSource>(
             format!("cannot {what} in {}: {e}", dir.display()),
         )
     };
-    std::fs::create_dir_all(dir).map_err(|e| failed("create the copy", e))?;
+    create_public_dir_all(dir).map_err(|e| failed("create the copy", e))?;
     // What a run that crashed left behind was never verified.
     remove(&incoming).map_err(|e| failed("clear what an earlier run left", e))?;
     let state = State {
@@ -89,7 +89,7 @@ fn move_into(root: &Path, from: &Path, to: &Path) -> io::Result<u64> {
             let rel = path.strip_prefix(root).map_err(io::Error::other)?;
             let dest = to.join(rel);
             if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent)?;
+                create_public_dir_all(parent)?;
             }
             std::fs::rename(&path, &dest)?;
             moved += 1;

@@ -18,7 +18,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use pinlog_core::files::{read_bounded, write_atomic};
+use pinlog_core::files::{read_bounded, write_public};
 use pinlog_core::Digest;
 use pinlog_log::entry::{Entry, EntryError, SurfaceSummary, Timestamp};
 use pinlog_log::merkle::CompactRange;
@@ -107,7 +107,8 @@ pub fn verify_source<S: LogSource>(
 }
 
 /// Writes what a run verified into `state`: the checkpoint (when it moved), then what the entry
-/// rules carry.
+/// rules carry. Both are readable by anyone, as the log they come from is: a mirror serves its
+/// copy's checkpoint.
 pub(crate) fn record(
     state: &State,
     verified: &Verified,
@@ -120,7 +121,7 @@ pub(crate) fn record(
         )
     };
     if verified.previous_note.as_ref() != Some(&verified.opened.note_text) {
-        write_atomic(&state.checkpoint, verified.opened.note_text.as_bytes())
+        write_public(&state.checkpoint, verified.opened.note_text.as_bytes())
             .map_err(|e| written(e, &state.checkpoint))?;
     }
     if let Some(carried) = carried {
