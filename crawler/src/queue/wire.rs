@@ -1445,6 +1445,46 @@ mod tests {
     }
 
     #[test]
+    fn a_reference_reads_back_and_holds_its_object_to_its_length_and_digest() {
+        let r = result(Ok(surface())).to_bytes();
+        let look = LookId::parse("00112233445566ff-0").unwrap();
+        let s = Stored::of(&look, &r);
+        let bytes = s.to_bytes();
+        assert_eq!(Reported::read(&bytes).unwrap(), Reported::Stored(s.clone()));
+        let v = json::parse(&bytes, Limits::default()).unwrap();
+        assert_eq!(json::to_canonical(&v).unwrap(), bytes);
+        assert!(matches!(Reported::read(&r).unwrap(), Reported::Inline(_)));
+        assert!(s.check(&r).is_ok());
+        let mut other = r.clone();
+        other[1] = b'X';
+        assert_eq!(s.check(&other).unwrap_err().rule, "object-digest");
+        assert_eq!(s.check(&r[1..]).unwrap_err().rule, "object-length");
+
+        let text = String::from_utf8(bytes).unwrap();
+        let rule = |t: String| Reported::read(t.as_bytes()).unwrap_err().rule;
+        assert_eq!(
+            rule(text.replace(
+                "\"name\":\"00112233445566ff-0\"",
+                "\"name\":\"00112233445566ff-1\""
+            )),
+            "object-name"
+        );
+        assert_eq!(
+            rule(text.replace("PINLOG_LARGE_RESULTS", "OTHER")),
+            "object-bucket"
+        );
+        assert_eq!(
+            rule(text.replace(&format!("\"length\":{}", r.len()), "\"length\":4456449")),
+            "too-large"
+        );
+        assert_eq!(rule(text.replace("sha256:", "sha512:")), "object-digest");
+        assert_eq!(
+            rule(text.replace("{\"bucket\"", "{\"a\":1,\"bucket\"")),
+            "shape"
+        );
+    }
+
+    #[test]
     fn look_ids_are_a_run_token_and_an_index() {
         assert!(LookId::parse("00112233445566ff-0").is_ok());
         assert!(LookId::parse("00112233445566ff-12345").is_ok());
