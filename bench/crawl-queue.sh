@@ -50,8 +50,8 @@ reg="http://127.0.0.1:$(cat "$out/port")"
 
 nats_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 mkdir -p "$out/nats"
-echo "max_payload: 8MB" > "$out/nats/nats.conf"
-nats-server -c "$out/nats/nats.conf" -js -sd "$out/nats/js" -a 127.0.0.1 -p "$nats_port" >/dev/null 2>&1 &
+# No configuration: the server as an operator first starts it.
+nats-server -js -sd "$out/nats/js" -a 127.0.0.1 -p "$nats_port" >/dev/null 2>&1 &
 pids+=($!)
 until (echo > "/dev/tcp/127.0.0.1/$nats_port") 2>/dev/null; do sleep 0.1; done
 queue="nats://127.0.0.1:$nats_port"

@@ -20,11 +20,17 @@ struct Nats {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
+    /// Beside the storage and the address: `-js`, as an operator is told to start it.
+    args: Vec<String>,
 }
 
 impl Nats {
     /// `None`, said once on standard error, where nats-server is not installed.
     fn start(dir: &Path) -> Option<Nats> {
+        Nats::start_with(dir, &["-js"])
+    }
+
+    fn start_with(dir: &Path, args: &[&str]) -> Option<Nats> {
         if Command::new("nats-server")
             .arg("--version")
             .output()
@@ -37,6 +43,7 @@ impl Nats {
             child: None,
             port: free_port(),
             dir: dir.to_path_buf(),
+            args: args.iter().map(|a| a.to_string()).collect(),
         };
         n.up();
         Some(n)
@@ -48,13 +55,9 @@ impl Nats {
 
     fn up(&mut self) {
         std::fs::create_dir_all(&self.dir).unwrap();
-        // A result may be as large as the largest surface the log takes.
-        let conf = self.dir.join("nats.conf");
-        std::fs::write(&conf, "max_payload: 8MB\n").unwrap();
+        // No configuration: the server as a first try starts it (max_payload 1 MiB).
         let child = Command::new("nats-server")
-            .arg("-c")
-            .arg(&conf)
-            .arg("-js")
+            .args(&self.args)
             .arg("-sd")
             .arg(self.dir.join("js"))
             .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
@@ -521,6 +524,36 @@ fn a_job_that_fails_on_every_delivery_is_recorded_after_the_limit() {
     assert!(verified(&site).starts_with("log OK: pinlog.local/log, 1 entries"));
 }
 
+/// The `n` planned looks (look id, job), as the coordinator recorded them.
+fn planned(site: &Site, n: usize) -> Vec<(String, String)> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        // Read-only: the coordinator makes the store.
+        let ids: Vec<(String, String)> = rusqlite::Connection::open_with_flags(
+            site.db(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .and_then(|c| {
+            c.prepare("SELECT look_id, job FROM queue_jobs ORDER BY rowid")
+                .and_then(|mut s| {
+                    s.query_map([], |r| {
+                        Ok((
+                            r.get(0)?,
+                            String::from_utf8(r.get::<_, Vec<u8>>(1)?).unwrap(),
+                        ))
+                    })
+                    .map(|rows| rows.map(Result::unwrap).collect())
+                })
+        })
+        .unwrap_or_default();
+        if ids.len() == n {
+            return ids;
+        }
+        assert!(Instant::now() < deadline, "nothing planned");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Publishes `payload` on the results subject under `look`'s id, as a worker would.
 fn publish_result(url: &str, look: &str, payload: Vec<u8>) {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -538,6 +571,59 @@ fn publish_result(url: &str, look: &str, payload: Vec<u8>) {
             .await
             .unwrap();
     });
+}
+
+/// The object store's bucket of large results, as the coordinator declares it.
+const OBJECTS: &str = "PINLOG_LARGE_RESULTS";
+
+/// Puts `bytes` in the bucket under `name`, as a worker puts a large result.
+fn put_object(url: &str, name: &str, bytes: &[u8]) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = async_nats::connect(url).await.unwrap();
+        let js = async_nats::jetstream::new(client);
+        let bucket = js.get_object_store(OBJECTS).await.unwrap();
+        bucket.put(name, &mut &bytes[..]).await.unwrap();
+    });
+}
+
+/// (messages held, last sequence number) of the bucket's stream.
+fn bucket_state(url: &str) -> (u64, u64) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = async_nats::connect(url).await.unwrap();
+        let js = async_nats::jetstream::new(client);
+        let mut stream = js.get_stream(format!("OBJ_{OBJECTS}")).await.unwrap();
+        let state = stream.info().await.unwrap().state.clone();
+        (state.messages, state.last_sequence)
+    })
+}
+
+/// `sha256:<hex>` of `bytes`, computed here rather than by the code under test.
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let d = sha2::Sha256::digest(bytes);
+    format!(
+        "sha256:{}",
+        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+/// A worker's reference for `look` to the object `name`, said to be `bytes`.
+fn reference(look: &str, name: &str, bytes: &[u8]) -> Vec<u8> {
+    serde_json::json!({
+        "look": look,
+        "object": {"bucket": OBJECTS, "digest": sha256(bytes), "length": bytes.len(), "name": name},
+        "v": "1"
+    })
+    .to_string()
+    .into_bytes()
 }
 
 #[test]
@@ -562,44 +648,23 @@ fn a_malformed_or_oversized_result_is_refused_with_its_reason_and_never_appended
     let mut cmd = coordinator(&site, &reg, &nats, &[]);
     cmd.stdout(Stdio::piped());
     let run = cmd.spawn().unwrap();
-    // The planned looks, as the coordinator recorded them.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let planned = loop {
-        // Read-only: the coordinator makes the store.
-        let ids: Vec<(String, String)> = rusqlite::Connection::open_with_flags(
-            site.db(),
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )
-        .and_then(|c| {
-            c.prepare("SELECT look_id, job FROM queue_jobs ORDER BY rowid")
-                .and_then(|mut s| {
-                    s.query_map([], |r| {
-                        Ok((
-                            r.get(0)?,
-                            String::from_utf8(r.get::<_, Vec<u8>>(1)?).unwrap(),
-                        ))
-                    })
-                    .map(|rows| rows.map(Result::unwrap).collect())
-                })
-        })
-        .unwrap_or_default();
-        if ids.len() == 3 {
-            break ids;
-        }
-        assert!(Instant::now() < deadline, "nothing planned");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let planned = planned(&site, 3);
     let server_of = |job: &str| -> String {
         let v: serde_json::Value = serde_json::from_str(job).unwrap();
         v["candidate"]["server"].as_str().unwrap().to_string()
     };
     // Not JSON at all.
     publish_result(&nats.url(), &planned[0].0, b"{\"look\":".to_vec());
-    // Past the largest result a worker may send, though the server takes it.
+    // Past the largest result a worker may send, though the object store takes it.
     let mut big = b"{\"pad\":\"".to_vec();
     big.resize(5 << 20, b'x');
     big.extend_from_slice(b"\"}");
-    publish_result(&nats.url(), &planned[1].0, big);
+    put_object(&nats.url(), &planned[1].0, &big);
+    publish_result(
+        &nats.url(),
+        &planned[1].0,
+        reference(&planned[1].0, &planned[1].0, &big),
+    );
     // Well formed, canonical, but claiming an outcome only the coordinator records, with a
     // surface beside it.
     let forged = serde_json::json!({
@@ -628,6 +693,183 @@ fn a_malformed_or_oversized_result_is_refused_with_its_reason_and_never_appended
     assert_eq!(queued_looks(&site).len(), 3);
     let v = verified(&site);
     assert!(v.starts_with("log OK: pinlog.local/log, 0 entries"), "{v}");
+}
+
+#[test]
+fn a_result_larger_than_a_message_goes_through_the_object_store_and_is_settled_as_one_process_would(
+) {
+    // A tool whose description alone is past nats-server's default max_payload (1 MiB).
+    let big = serde_json::json!({"description": "x".repeat(1_500_000)});
+    let small = serde_json::json!({"description": "Small."});
+    let packages = [("pinlog-fixture-big", big), ("pinlog-fixture-small", small)];
+
+    // The reference: the single process.
+    let alone = Site::new(PINLOG);
+    seeds(&alone, &packages);
+    let reg = alone.registries(None, None);
+    let out = ok(&alone.crawl(&reg, &["--source", "seeds"]));
+    assert!(out.contains("looked at 2: 2 ok (2 new"), "{out}");
+
+    let site = Site::new(PINLOG);
+    let Some(nats) = Nats::start(&site.path("nats")) else {
+        return;
+    };
+    seeds(&site, &packages);
+    let reg = site.registries(None, None);
+    let run = coordinator(&site, &reg, &nats, &[]).spawn().unwrap();
+    let mut w = worker(&site, &reg, &nats, "w");
+    let out = stdout_of(run.wait_with_output().unwrap());
+    assert!(
+        out.contains("looked at 2: 2 ok (2 new, 0 changed, 0 unchanged), 0 failed"),
+        "{out}"
+    );
+    w.kill();
+
+    // The same entries, blobs and digests as the single process recorded, but for the time.
+    let without_time = |mut e: serde_json::Value| {
+        e.as_object_mut().unwrap().remove("observed_at");
+        e
+    };
+    let queued: Vec<_> = site.entries().into_iter().map(without_time).collect();
+    let single: Vec<_> = alone.entries().into_iter().map(without_time).collect();
+    assert_eq!(queued.len(), 2);
+    for e in &single {
+        assert!(queued.contains(e), "{} differs", e["server"]);
+    }
+    let big_entry = queued
+        .iter()
+        .find(|e| e["server"] == "npm:pinlog-fixture-big")
+        .unwrap();
+    let blob = site.blob_text(big_entry);
+    assert!(blob.len() > 1 << 20, "{}", blob.len());
+    assert_eq!(sha256(blob.as_bytes()), big_entry["blob"]);
+    // The large result went through the bucket, and nothing is left in it.
+    let (held, last) = bucket_state(&nats.url());
+    assert_eq!(held, 0, "the bucket is emptied once the run is done");
+    assert!(last > 0, "nothing went through the bucket");
+    assert!(verified(&site).starts_with("log OK: pinlog.local/log, 2 entries"));
+}
+
+#[test]
+fn a_reference_to_another_looks_object_or_one_that_does_not_match_is_refused_by_rule() {
+    let site = Site::new(PINLOG);
+    let Some(nats) = Nats::start(&site.path("nats")) else {
+        return;
+    };
+    let names = [
+        "pinlog-fixture-o1",
+        "pinlog-fixture-o2",
+        "pinlog-fixture-o3",
+        "pinlog-fixture-o4",
+    ];
+    seeds(
+        &site,
+        &names
+            .iter()
+            .map(|n| (*n, serde_json::json!({})))
+            .collect::<Vec<_>>(),
+    );
+    let reg = site.registries(None, None);
+    let mut cmd = coordinator(&site, &reg, &nats, &[]);
+    cmd.stdout(Stdio::piped());
+    let run = cmd.spawn().unwrap();
+    let planned = planned(&site, 4);
+    let look = |i: usize| planned[i].0.as_str();
+    let url = nats.url();
+    let object = vec![b'x'; 2 << 20];
+    // The object of another look: the second look's, put by whoever reported it.
+    put_object(&url, look(1), &object);
+    publish_result(&url, look(0), reference(look(0), look(1), &object));
+    // Its own object, as long as its reference says, but not the bytes it names.
+    publish_result(
+        &url,
+        look(1),
+        reference(look(1), look(1), &vec![b'y'; object.len()]),
+    );
+    // No object at all.
+    publish_result(&url, look(2), reference(look(2), look(2), &object));
+    // An object longer than its reference says, with the digest of what the reference says.
+    put_object(&url, look(3), &object);
+    publish_result(
+        &url,
+        look(3),
+        reference(look(3), look(3), &object[..1 << 20]),
+    );
+
+    let out = stdout_of(run.wait_with_output().unwrap());
+    assert!(
+        out.contains("looked at 4: 0 ok (0 new, 0 changed, 0 unchanged), 4 failed")
+            && out.contains("result-refused: 4"),
+        "{out}"
+    );
+    let detail = |i: usize| {
+        site.sql::<String>(&format!(
+            "SELECT outcome || ' ' || detail FROM crawl_looks WHERE look_id = '{}'",
+            look(i)
+        ))
+        .join("\n")
+    };
+    for (i, rule) in [
+        "object-name:",
+        "object-digest:",
+        "object-missing:",
+        "object-length:",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let d = detail(i);
+        assert!(
+            d.starts_with("result-refused ") && d.contains(rule),
+            "{i}: {d}"
+        );
+    }
+    assert_eq!(site.entries().len(), 0);
+    assert_eq!(bucket_state(&url).0, 0, "the bucket is emptied");
+    let v = verified(&site);
+    assert!(v.starts_with("log OK: pinlog.local/log, 0 entries"), "{v}");
+}
+
+#[test]
+fn a_server_without_jetstream_or_with_too_small_messages_is_refused_saying_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let worker = |nats: &Nats| {
+        Command::new(PINLOG)
+            .args(["crawl-worker", "--queue", &nats.url()])
+            .arg("--work")
+            .arg(dir.path())
+            .arg("--install-cache")
+            .arg(dir.path().join("cache"))
+            .output()
+            .unwrap()
+    };
+    let Some(plain) = Nats::start_with(&dir.path().join("plain"), &[]) else {
+        return;
+    };
+    let o = worker(&plain);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("has no JetStream: start nats-server with -js"),
+        "{err}"
+    );
+    drop(plain);
+
+    let conf = dir.path().join("small.conf");
+    std::fs::write(&conf, "max_payload: 64KB\n").unwrap();
+    let small = Nats::start_with(
+        &dir.path().join("small"),
+        &["-js", "-c", conf.to_str().unwrap()],
+    )
+    .unwrap();
+    let o = worker(&small);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("takes messages of at most 65536 bytes")
+            && err.contains("remove max_payload from its configuration"),
+        "{err}"
+    );
 }
 
 #[test]

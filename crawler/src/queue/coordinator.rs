@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use async_nats::jetstream::consumer::PullConsumer;
+use async_nats::jetstream::object_store::ObjectStore;
 use async_nats::jetstream::stream::RawMessageErrorKind;
 use async_nats::jetstream::Message;
 use futures_util::StreamExt;
@@ -20,7 +21,8 @@ use pinlog_core::json::{self, Limits};
 use pinlog_log::store::Store;
 
 use super::ledger::Ledger;
-use super::wire::{Job, LookId, LookResult, RunToken};
+use super::objects::{self, Fetched};
+use super::wire::{Job, LookId, LookResult, Reported, RunToken};
 use super::{bounded, look_of, Link, Queue, QueueError};
 use super::{COORDINATOR, JOBS, JOBS_SUBJECT, RESULTS, UNDELIVERED};
 use crate::candidate::Candidate;
@@ -125,10 +127,12 @@ pub fn coordinate(c: &Coordinator, observer: &mut dyn Observer) -> Result<Summar
             .await?;
         }
         observer.planned(&discovery, outstanding.len());
+        let objects = objects::bucket(&link).await?;
         let mut app = Applier {
             store: &mut store,
             records: &mut records,
             ledger: &ledger,
+            objects: &objects,
             run: summary.run,
             observer,
         };
@@ -143,8 +147,9 @@ pub fn coordinate(c: &Coordinator, observer: &mut dyn Observer) -> Result<Summar
                     match take(&results, 64, Duration::ZERO).await {
                         Ok(messages) if !messages.is_empty() => {
                             for m in messages {
-                                app.result(&m)?;
-                                acked(&m, app.observer).await;
+                                if app.result(&m).await? {
+                                    acked(&m, app.observer).await;
+                                }
                             }
                         }
                         _ => break,
@@ -158,8 +163,9 @@ pub fn coordinate(c: &Coordinator, observer: &mut dyn Observer) -> Result<Summar
             match take(&results, 64, Duration::from_secs(1)).await {
                 Ok(messages) => {
                     for m in messages {
-                        app.result(&m)?;
-                        acked(&m, app.observer).await;
+                        if app.result(&m).await? {
+                            acked(&m, app.observer).await;
+                        }
                     }
                 }
                 Err(e) => app.pause(&e).await,
@@ -174,6 +180,9 @@ pub fn coordinate(c: &Coordinator, observer: &mut dyn Observer) -> Result<Summar
                 }
                 Err(e) => app.pause(&e).await,
             }
+        }
+        if let Err(e) = objects::empty(&link).await {
+            observer.note(&e.to_string());
         }
         for (outcome, _) in records.outcomes(summary.run)? {
             match outcome.as_str() {
@@ -201,6 +210,7 @@ struct Applier<'a> {
     store: &'a mut Store,
     records: &'a mut Records,
     ledger: &'a Ledger,
+    objects: &'a ObjectStore,
     run: i64,
     observer: &'a mut dyn Observer,
 }
@@ -208,35 +218,59 @@ struct Applier<'a> {
 impl Applier<'_> {
     /// Applies one result: settled as the single process settles a look, or recorded as
     /// `result-refused` if it breaks a rule. Never appended twice: a look already recorded is
-    /// passed over.
-    fn result(&mut self, m: &Message) -> Result<(), CrawlError> {
+    /// passed over. A result in the object store is fetched and checked first, and its object
+    /// deleted once its look is recorded. Whether the message is done with: one whose object
+    /// the server did not give is left to come back.
+    async fn result(&mut self, m: &Message) -> Result<bool, CrawlError> {
         let Some(look) = look_of(m.headers.as_ref()) else {
             self.observer
                 .note("refused a result with no look id (Nats-Msg-Id): nothing recorded");
-            return Ok(());
+            return Ok(true);
         };
         let Some((run, job)) = self.ledger.job(&look)? else {
             self.observer.note(&format!(
                 "refused a result for the look {look}, which no run of this store planned"
             ));
-            return Ok(());
+            return Ok(true);
         };
-        if self.records.has_look(look.as_str())? {
-            return Ok(());
+        let reported = Reported::read(&m.payload);
+        let stored = matches!(&reported, Ok(Reported::Stored(s)) if s.look == look);
+        if !self.records.has_look(look.as_str())? {
+            let result = match reported {
+                Ok(Reported::Inline(r)) => Ok(*r),
+                Ok(Reported::Stored(s)) if s.look != look => Err(format!(
+                    "the reference is about the look {}, its message id names {look}",
+                    s.look
+                )),
+                Ok(Reported::Stored(s)) => match objects::fetch(self.objects, &s).await {
+                    Fetched::Read(bytes) => LookResult::read(&bytes)
+                        .map_err(|e| format!("the worker's result was refused: {e}")),
+                    Fetched::Refused(e) => Err(format!("the worker's result was refused: {e}")),
+                    Fetched::Later(e) => return self.later(&e),
+                },
+                Err(e) => Err(format!("the worker's result was refused: {e}")),
+            };
+            let (found, conditions) = match result {
+                Ok(r) if r.look != look => refused(format!(
+                    "the result is about the look {}, its message id names {look}",
+                    r.look
+                )),
+                Ok(r) if r.server != job.candidate.id => refused(format!(
+                    "the result is about {}, the look was of {}",
+                    r.server, job.candidate.id
+                )),
+                Ok(r) => r.into_look(),
+                Err(detail) => refused(detail),
+            };
+            self.settle(run, &job.candidate, found, &conditions, &look)?;
         }
-        let (found, conditions) = match LookResult::read(&m.payload) {
-            Ok(r) if r.look != look => refused(format!(
-                "the result is about the look {}, its message id names {look}",
-                r.look
-            )),
-            Ok(r) if r.server != job.candidate.id => refused(format!(
-                "the result is about {}, the look was of {}",
-                r.server, job.candidate.id
-            )),
-            Ok(r) => r.into_look(),
-            Err(e) => refused(format!("the worker's result was refused: {e}")),
-        };
-        self.settle(run, &job.candidate, found, &conditions, &look)
+        if stored {
+            // Left behind, it goes when the run is done.
+            if let Err(e) = objects::discard(self.objects, &look).await {
+                self.observer.note(&e.to_string());
+            }
+        }
+        Ok(true)
     }
 
     /// A job JetStream stopped delivering: recorded as `worker-gave-up`, and removed. Whether

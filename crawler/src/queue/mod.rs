@@ -1,11 +1,14 @@
 //! The crawl past one machine: a coordinator plans the looks and puts one job per look on a NATS
 //! JetStream work queue; any number of workers take jobs, look exactly as the single process
 //! does, and put each result on a results stream; the coordinator, the only writer of the store
-//! and the only holder of the key, applies each result once. docs/OPERATIONS.md ("Workers") is
-//! the operator's page: streams, subjects, consumer settings, message formats, faults.
+//! and the only holder of the key, applies each result once. A result too large for one message
+//! of the server's goes through JetStream's object store (`objects`). docs/OPERATIONS.md
+//! ("Workers") is the operator's page: streams, subjects, consumer settings, message formats,
+//! faults.
 
 pub mod coordinator;
 mod ledger;
+mod objects;
 pub mod wire;
 pub mod worker;
 
@@ -13,7 +16,7 @@ use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::time::Duration;
 
-use async_nats::jetstream::{self, consumer, stream};
+use async_nats::jetstream::{self, consumer, object_store, stream};
 
 /// The work queue of jobs, one per planned look.
 pub const JOBS: &str = "PINLOG_JOBS";
@@ -26,8 +29,15 @@ pub const RESULTS_SUBJECT: &str = "pinlog.results";
 pub const COORDINATOR: &str = "pinlog-coordinator";
 /// What JetStream says of jobs that ran out of deliveries, kept until the coordinator reads it.
 pub const UNDELIVERED: &str = "PINLOG_UNDELIVERED";
+/// The object store's bucket of results too large for one message, each named by its look id.
+pub const OBJECTS: &str = "PINLOG_LARGE_RESULTS";
 /// The header naming a message's look: JetStream's own de-duplication id.
 pub const LOOK_HEADER: &str = "Nats-Msg-Id";
+/// Room left in a message for its headers and the protocol's framing: a result goes in the
+/// message only if it fits the server's `max_payload` with this much to spare.
+pub const HEADROOM: usize = 4 << 10;
+/// The smallest `max_payload` taken: every job a plan makes must fit one message.
+pub const MIN_PAYLOAD: usize = wire::MAX_JOB + HEADROOM;
 
 /// A job published twice within this window (a coordinator restarted mid-plan) is stored once.
 pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(24 * 3600);
@@ -79,11 +89,13 @@ async fn bounded<T, E: fmt::Display>(
 /// An open connection to the queue's server.
 pub(crate) struct Link {
     pub js: jetstream::Context,
+    /// The largest message the server takes, headers included.
+    pub max_payload: usize,
 }
 
 impl Link {
-    /// Connects to `url`, which must be `nats://HOST:PORT`, and checks that the server takes
-    /// messages as large as the largest result.
+    /// Connects to `url`, which must be `nats://HOST:PORT`, and checks that the server has
+    /// JetStream and takes messages as large as the largest job.
     pub async fn connect(url: &str, name: &str) -> Result<Link, QueueError> {
         check_url(url)?;
         let client = bounded(
@@ -95,23 +107,32 @@ impl Link {
                 .connect(url),
         )
         .await?;
-        let max = client.server_info().max_payload;
-        if max < wire::MAX_RESULT {
+        let info = client.server_info();
+        if !info.jetstream {
             return Err(QueueError(format!(
-                "the server at {url} takes messages of at most {max} bytes; a result may be {} \
-                 (set max_payload: 8MB in its configuration)",
-                wire::MAX_RESULT
+                "the server at {url} has no JetStream: start nats-server with -js, and -sd DIR \
+                 for where it keeps the queue"
+            )));
+        }
+        let max_payload = info.max_payload;
+        if max_payload < MIN_PAYLOAD {
+            return Err(QueueError(format!(
+                "the server at {url} takes messages of at most {max_payload} bytes; a job may be \
+                 {MIN_PAYLOAD} with its headers (remove max_payload from its configuration: \
+                 nats-server's default, 1 MiB, will do)"
             )));
         }
         let mut js = jetstream::new(client);
         js.set_timeout(CALL_TIMEOUT);
-        Ok(Link { js })
+        Ok(Link { js, max_payload })
     }
 
-    /// The three streams and two consumers, created or brought to these settings.
+    /// The three streams, two consumers and the bucket of large results, created or brought to
+    /// these settings.
     pub async fn declare(&self, q: &Queue) -> Result<(), QueueError> {
         // Results are bounded by the server's max_payload only: one past MAX_RESULT reaches
         // the coordinator, which records it refused rather than leaving its look unrecorded.
+        // One larger than a message goes through the object store, bounded the same way.
         let file = |name: &str, subject: String, max_bytes: Option<usize>| stream::Config {
             name: name.to_string(),
             subjects: vec![subject],
@@ -158,6 +179,15 @@ impl Link {
             )
             .await?;
         }
+        bounded(
+            &format!("cannot declare the object store {OBJECTS}"),
+            self.js.create_object_store(object_store::Config {
+                bucket: OBJECTS.to_string(),
+                storage: stream::StorageType::File,
+                ..Default::default()
+            }),
+        )
+        .await?;
         Ok(())
     }
 

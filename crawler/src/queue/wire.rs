@@ -1,13 +1,14 @@
-//! The queue's two messages: a job (one look to make) and a result (what the look found). Both
-//! are canonical JSON, bounded in size, read back with the strict reader and held to every rule
-//! below; a message that breaks one is refused with the rule's name (docs/OPERATIONS.md,
-//! "Workers").
+//! The queue's two messages: a job (one look to make) and a result (what the look found), or in
+//! place of a result too large for one message of the server's, a reference to it in the object
+//! store. All are canonical JSON, bounded in size, read back with the strict reader and held to
+//! every rule below; a message that breaks one is refused with the rule's name
+//! (docs/OPERATIONS.md, "Workers").
 
 use std::fmt;
 use std::time::Duration;
 
 use pinlog_core::json::{self, Limits, Object, Value};
-use pinlog_core::ServerId;
+use pinlog_core::{Digest, ServerId};
 use pinlog_log::surface_blob::{self, SurfaceBlob, MAX_BLOB};
 use pinlog_mcp::revision::Revision;
 use pinlog_mcp::surface::Surface;
@@ -19,6 +20,8 @@ use crate::names;
 use crate::outcome::{LookFailure, Reason};
 use crate::run::Conditions;
 use crate::start::Start;
+
+use super::OBJECTS;
 
 /// The largest job. A candidate is a few names, and its start at most 32 arguments and 32
 /// variables of 512 bytes (1 KiB each once escaped), beside at most 64 variable names per
@@ -552,10 +555,15 @@ impl LookResult {
         o
     }
 
+    /// A result, of at most [`MAX_RESULT`] bytes: as a message holds it, or as fetched from the
+    /// object store.
     pub fn read(bytes: &[u8]) -> Result<LookResult, Refused> {
-        let doc = read_canonical(bytes, MAX_RESULT, "result")?;
+        LookResult::from_doc(&read_canonical(bytes, MAX_RESULT, "result")?)
+    }
+
+    fn from_doc(doc: &Value<'_>) -> Result<LookResult, Refused> {
         let top = object(
-            &doc,
+            doc,
             "the result",
             &[
                 "arg_placeholders",
@@ -811,6 +819,185 @@ impl LookResult {
             took: Duration::from_millis(number(top, "took_ms", 1 << 40)?),
             conditions,
         })
+    }
+}
+
+/// What a worker puts on the results stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reported {
+    /// The result itself, when it fits one message.
+    Inline(Box<LookResult>),
+    /// Where the result is in the object store.
+    Stored(Stored),
+}
+
+impl Reported {
+    /// A result, or a reference to one: the message's members tell which.
+    pub fn read(bytes: &[u8]) -> Result<Reported, Refused> {
+        let doc = read_canonical(bytes, MAX_RESULT, "result")?;
+        if doc.as_object().is_some_and(|o| o.get("object").is_some()) {
+            Stored::from_doc(&doc).map(Reported::Stored)
+        } else {
+            LookResult::from_doc(&doc).map(|r| Reported::Inline(Box::new(r)))
+        }
+    }
+}
+
+/// A reference to a result put in the object store's bucket [`OBJECTS`]: the object is named by
+/// the look id, so a reference can name no other look's object, and must be exactly `length`
+/// bytes with this SHA-256 digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    pub look: LookId,
+    pub length: usize,
+    pub digest: Digest,
+}
+
+impl Stored {
+    /// The reference to `result`, a result's bytes, put under `look`.
+    pub fn of(look: &LookId, result: &[u8]) -> Stored {
+        Stored {
+            look: look.clone(),
+            length: result.len(),
+            digest: Digest::of(result),
+        }
+    }
+
+    /// The object's name in the bucket.
+    pub fn name(&self) -> &str {
+        self.look.as_str()
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut o = Vec::new();
+        o.extend_from_slice(b"{\"look\":");
+        json::write_string(&mut o, self.look.as_str());
+        o.extend_from_slice(b",\"object\":{\"bucket\":");
+        json::write_string(&mut o, OBJECTS);
+        o.extend_from_slice(b",\"digest\":");
+        json::write_string(&mut o, &self.digest.to_string());
+        o.extend_from_slice(format!(",\"length\":{},\"name\":", self.length).as_bytes());
+        json::write_string(&mut o, self.name());
+        o.extend_from_slice(b"},\"v\":");
+        json::write_string(&mut o, VERSION);
+        o.push(b'}');
+        o
+    }
+
+    fn from_doc(doc: &Value<'_>) -> Result<Stored, Refused> {
+        let top = object(doc, "the reference", &["look", "object", "v"])?;
+        version(top)?;
+        let look = LookId::parse(string(top, "look")?)?;
+        let o = object(
+            member(top, "object")?,
+            "object",
+            &["bucket", "digest", "length", "name"],
+        )?;
+        let bucket = string(o, "bucket")?;
+        if bucket != OBJECTS {
+            return Err(Refused::new(
+                "object-bucket",
+                format!(
+                    "the reference names the bucket {}; results are put in {OBJECTS}",
+                    pinlog_core::render::quoted(bucket, 60)
+                ),
+            ));
+        }
+        let name = string(o, "name")?;
+        if name != look.as_str() {
+            return Err(Refused::new(
+                "object-name",
+                format!(
+                    "the reference names the object {}; the look {look}'s result is put under \
+                     its look id",
+                    pinlog_core::render::quoted(name, 60)
+                ),
+            ));
+        }
+        let text = string(o, "digest")?;
+        let digest = text.parse().map_err(|_| {
+            Refused::new(
+                "object-digest",
+                format!(
+                    "{} is not sha256:<64 lowercase hex digits>",
+                    pinlog_core::render::quoted(text, 80)
+                ),
+            )
+        })?;
+        let length = number(o, "length", u64::MAX >> 11)?;
+        if length > MAX_RESULT as u64 {
+            return Err(Refused::new(
+                "too-large",
+                format!("the result is {length} bytes; at most {MAX_RESULT}"),
+            ));
+        }
+        Ok(Stored {
+            look,
+            length: length as usize,
+            digest,
+        })
+    }
+
+    /// The rule an object fetched for this reference breaks, if any: `bytes` are at most one
+    /// past [`Stored::length`], as read.
+    pub fn check(&self, bytes: &[u8]) -> Result<(), Refused> {
+        if bytes.len() != self.length {
+            return Err(self.length_differs(bytes.len()));
+        }
+        let found = Digest::of(bytes);
+        if found != self.digest {
+            return Err(Refused::new(
+                "object-digest",
+                format!(
+                    "the object {} has the digest {found}; its reference says {}",
+                    self.name(),
+                    self.digest
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The object is not as long as its reference says: `found` bytes, as its description in
+    /// the bucket gives or as read (at most one past the reference's length).
+    pub fn length_differs(&self, found: usize) -> Refused {
+        let found = if found > self.length {
+            format!("more than {} bytes", self.length)
+        } else {
+            format!("{found} bytes")
+        };
+        Refused::new(
+            "object-length",
+            format!(
+                "the object {} is {found}; its reference says {} bytes",
+                self.name(),
+                self.length
+            ),
+        )
+    }
+
+    /// No object, or a deleted one, by the reference's name.
+    pub fn missing(&self) -> Refused {
+        Refused::new(
+            "object-missing",
+            format!("the bucket {OBJECTS} holds no object {}", self.name()),
+        )
+    }
+
+    /// An object that is a link to another: a result is put, never linked.
+    pub fn linked(&self) -> Refused {
+        Refused::new(
+            "object-name",
+            format!("the object {} is a link to another object", self.name()),
+        )
+    }
+
+    /// The object's chunks do not match the digest its own description gives.
+    pub fn damaged(&self, detail: &str) -> Refused {
+        Refused::new(
+            "object-digest",
+            format!("the object {} does not read: {detail}", self.name()),
+        )
     }
 }
 
@@ -1254,6 +1441,46 @@ mod tests {
             .unwrap_err()
             .rule,
             "launch"
+        );
+    }
+
+    #[test]
+    fn a_reference_reads_back_and_holds_its_object_to_its_length_and_digest() {
+        let r = result(Ok(surface())).to_bytes();
+        let look = LookId::parse("00112233445566ff-0").unwrap();
+        let s = Stored::of(&look, &r);
+        let bytes = s.to_bytes();
+        assert_eq!(Reported::read(&bytes).unwrap(), Reported::Stored(s.clone()));
+        let v = json::parse(&bytes, Limits::default()).unwrap();
+        assert_eq!(json::to_canonical(&v).unwrap(), bytes);
+        assert!(matches!(Reported::read(&r).unwrap(), Reported::Inline(_)));
+        assert!(s.check(&r).is_ok());
+        let mut other = r.clone();
+        other[1] = b'X';
+        assert_eq!(s.check(&other).unwrap_err().rule, "object-digest");
+        assert_eq!(s.check(&r[1..]).unwrap_err().rule, "object-length");
+
+        let text = String::from_utf8(bytes).unwrap();
+        let rule = |t: String| Reported::read(t.as_bytes()).unwrap_err().rule;
+        assert_eq!(
+            rule(text.replace(
+                "\"name\":\"00112233445566ff-0\"",
+                "\"name\":\"00112233445566ff-1\""
+            )),
+            "object-name"
+        );
+        assert_eq!(
+            rule(text.replace("PINLOG_LARGE_RESULTS", "OTHER")),
+            "object-bucket"
+        );
+        assert_eq!(
+            rule(text.replace(&format!("\"length\":{}", r.len()), "\"length\":4456449")),
+            "too-large"
+        );
+        assert_eq!(rule(text.replace("sha256:", "sha512:")), "object-digest");
+        assert_eq!(
+            rule(text.replace("{\"bucket\"", "{\"a\":1,\"bucket\"")),
+            "shape"
         );
     }
 

@@ -55,7 +55,7 @@ pub enum Event<'a> {
 const PUBLISH_TRIES: u32 = 30;
 
 /// Takes and makes looks until the process is stopped. Returns only when the queue's server
-/// cannot be reached or will not take a result of the largest size.
+/// cannot be reached, has no JetStream, or will not take a job of the largest size.
 pub fn work(w: &Worker, on: &(dyn Fn(Event<'_>) + Send + Sync)) -> Result<(), CrawlError> {
     let rt = super::runtime()?;
     rt.block_on(async {
@@ -196,10 +196,12 @@ async fn handle(
     };
     let bytes = result.to_bytes();
     for attempt in 1..=PUBLISH_TRIES {
-        match link
-            .publish(RESULTS_SUBJECT, job.look.as_str(), bytes.clone())
-            .await
-        {
+        let reported = async {
+            let message = super::objects::message(link, &job.look, bytes.clone()).await?;
+            link.publish(RESULTS_SUBJECT, job.look.as_str(), message)
+                .await
+        };
+        match reported.await {
             Ok(()) => {
                 if let Err(e) = bounded("cannot acknowledge the job", m.double_ack()).await {
                     // The job comes back; its second result is dropped by id.
