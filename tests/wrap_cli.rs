@@ -162,12 +162,12 @@ fn no_secret_of_a_configuration_is_printed_by_wrap_unwrap_policy_or_lookup() {
     assert_eq!(o.status.code(), Some(0), "{out}");
     for line in [
         "  would wrap        weather\n                    - node weather.js\n                    \
-         + /opt/pinlog/bin/pinlog proxy --name weather -- node weather.js\n  remote            \
+         + /opt/pinlog/bin/pinlog proxy --name weather node weather.js\n  remote            \
          remote (left alone)\n"
             .to_string(),
         format!(
             "- docker run -i --rm -e 'GITHUB_TOKEN=<masked>' \
-             ghcr.io/github/github-mcp-server@sha256:abc\n{:20}+ {PINLOG} proxy --name gh -- \
+             ghcr.io/github/github-mcp-server@sha256:abc\n{:20}+ {PINLOG} proxy --name gh \
              docker run -i --rm -e 'GITHUB_TOKEN=<masked>' \
              ghcr.io/github/github-mcp-server@sha256:abc\n",
             ""
@@ -211,7 +211,7 @@ fn no_secret_of_a_configuration_is_printed_by_wrap_unwrap_policy_or_lookup() {
     assert_eq!(o.status.code(), Some(4), "{out}");
     assert!(
         out.contains(&format!(
-            "  would wrap        a\n{:20}- node a.js\n{:20}+ {PINLOG} proxy --name a -- node a.js\n",
+            "  would wrap        a\n{:20}- node a.js\n{:20}+ {PINLOG} proxy --name a node a.js\n",
             "", ""
         )),
         "{out}"
@@ -252,7 +252,7 @@ fn no_secret_of_a_configuration_is_printed_by_wrap_unwrap_policy_or_lookup() {
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(
         out.contains(&format!(
-            "  would unwrap      docs\n{:20}- {PINLOG} proxy --name docs -- npx -y docs-mcp@1.0.0 \
+            "  would unwrap      docs\n{:20}- {PINLOG} proxy --name docs npx -y docs-mcp@1.0.0 \
              'https://docs.example/api?key=<masked>'\n",
             ""
         )),
@@ -372,7 +372,7 @@ fn a_server_wrapped_with_pinlog_path_is_known_by_later_wraps_and_unwrap() {
     assert_eq!(o.status.code(), Some(0), "{out}");
     let wrapped = h.snapshot();
     assert!(h.read(CURSOR).contains(&format!(
-        r#""command":"{OTHER}","args":["proxy","--name","db","--","npx""#
+        r#""command":"{OTHER}","args":["proxy","--name","db","npx""#
     )));
 
     // A later wrap, with this binary's own path or yet another one, sees it wrapped.

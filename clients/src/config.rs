@@ -1,13 +1,15 @@
 //! Client configurations: the `mcpServers` object most MCP clients share (and VS Code's
-//! `servers`), read strictly, with `${VAR}`, `${VAR:-default}` and `${env:VAR}` expanded.
+//! `servers`), read by the reader `pinlog wrap` edits them with (JSON, and the comments and
+//! trailing commas JSONC adds), with `${VAR}`, `${VAR:-default}` and `${env:VAR}` expanded.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use pinlog_core::json::{self, Limits, Object, Value};
-
+use pinlog_core::render::quoted;
 use pinlog_mcp::stdio::Launch;
+
+use crate::wrap::json_edit::{self, get, members, Member, Val};
 
 /// One server a configuration declares.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,12 +41,12 @@ pub type Servers = BTreeMap<String, Result<ServerEntry, ConfigError>>;
 
 /// Reads a configuration; `env` looks up a variable for expansion.
 pub fn read(bytes: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result<Servers, ConfigError> {
-    let value = json::parse(bytes, Limits::with_max_bytes(16 << 20))
-        .map_err(|e| ConfigError(format!("not strict JSON: {e}")))?;
-    let root = value
-        .as_object()
+    let root = json_edit::parse(bytes)
+        .map_err(|e| ConfigError(format!("not JSON (nor JSONC): {}", e.describe(bytes))))?;
+    let root = members(&root)
         .ok_or_else(|| ConfigError("the configuration is not a JSON object".into()))?;
-    let servers = match (root.get("mcpServers"), root.get("servers")) {
+    let member = |key: &str| get(root, key).map_err(ConfigError);
+    let servers = match (member("mcpServers")?, member("servers")?) {
         (Some(s), _) => s,
         (None, Some(s)) => s,
         (None, None) => {
@@ -53,13 +55,18 @@ pub fn read(bytes: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result<Server
             ))
         }
     };
-    let servers = servers
-        .as_object()
-        .ok_or_else(|| ConfigError("\"mcpServers\" is not an object".into()))?;
+    let servers = members(&servers.value)
+        .ok_or_else(|| ConfigError(format!("{} is not an object", quoted(&servers.key, 64))))?;
     let mut out = BTreeMap::new();
-    for (id, entry) in servers.iter() {
-        let parsed = entry
-            .as_object()
+    for m in servers {
+        if out.contains_key(&m.key) {
+            return Err(ConfigError(format!(
+                "the server {} appears twice",
+                quoted(&m.key, 64)
+            )));
+        }
+        let id = &m.key;
+        let parsed = members(&m.value)
             .ok_or_else(|| ConfigError(format!("server {id:?} is not an object")))
             .and_then(|o| server(id, o, env));
         out.insert(id.to_string(), parsed);
@@ -69,13 +76,18 @@ pub fn read(bytes: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result<Server
 
 fn server(
     id: &str,
-    o: &Object<'_>,
+    o: &[Member],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ServerEntry, ConfigError> {
+    let member = |name: &str| -> Result<Option<&Val>, ConfigError> {
+        get(o, name)
+            .map(|m| m.map(|m| &m.value.val))
+            .map_err(|e| ConfigError(format!("server {id:?}: {e}")))
+    };
     let text = |name: &str| -> Result<Option<String>, ConfigError> {
-        match o.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => expand(s, env)
+        match member(name)? {
+            None | Some(Val::Null) => Ok(None),
+            Some(Val::Str(s)) => expand(s, env)
                 .map(Some)
                 .map_err(|v| ConfigError(format!("server {id:?}: {name}: {v}"))),
             Some(other) => Err(ConfigError(format!(
@@ -85,20 +97,33 @@ fn server(
         }
     };
     let map = |name: &str| -> Result<Vec<(String, String)>, ConfigError> {
-        match o.get(name) {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Object(m)) => m
-                .iter()
-                .map(|(k, v)| match v {
-                    Value::String(s) => expand(s, env)
-                        .map(|s| (k.to_string(), s))
-                        .map_err(|e| ConfigError(format!("server {id:?}: {name}.{k}: {e}"))),
-                    other => Err(ConfigError(format!(
-                        "server {id:?}: {name}.{k} is {}, not a string",
-                        other.kind()
-                    ))),
-                })
-                .collect(),
+        match member(name)? {
+            None | Some(Val::Null) => Ok(Vec::new()),
+            Some(Val::Object(m)) => {
+                let mut out: Vec<(String, String)> = Vec::with_capacity(m.len());
+                for Member { key: k, value, .. } in m {
+                    if out.iter().any(|(seen, _)| seen == k) {
+                        return Err(ConfigError(format!(
+                            "server {id:?}: {name}.{k} appears twice"
+                        )));
+                    }
+                    match &value.val {
+                        Val::Str(s) => out.push((
+                            k.to_string(),
+                            expand(s, env).map_err(|e| {
+                                ConfigError(format!("server {id:?}: {name}.{k}: {e}"))
+                            })?,
+                        )),
+                        other => {
+                            return Err(ConfigError(format!(
+                                "server {id:?}: {name}.{k} is {}, not a string",
+                                other.kind()
+                            )))
+                        }
+                    }
+                }
+                Ok(out)
+            }
             Some(other) => Err(ConfigError(format!(
                 "server {id:?}: {name} is {}, not an object",
                 other.kind()
@@ -131,13 +156,15 @@ fn server(
     let command = text("command")?
         .ok_or_else(|| ConfigError(format!("server {id:?} has neither \"command\" nor \"url\"")))?;
     let mut argv: Vec<OsString> = vec![command.into()];
-    match o.get("args") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(items)) => {
+    match member("args")? {
+        None | Some(Val::Null) => {}
+        Some(Val::Array(items, _)) => {
             for (i, a) in items.iter().enumerate() {
-                let a = a.as_str().ok_or_else(|| {
-                    ConfigError(format!("server {id:?}: args[{i}] is not a string"))
-                })?;
+                let Val::Str(a) = &a.val else {
+                    return Err(ConfigError(format!(
+                        "server {id:?}: args[{i}] is not a string"
+                    )));
+                };
                 argv.push(
                     expand(a, env)
                         .map_err(|e| ConfigError(format!("server {id:?}: args[{i}]: {e}")))?
@@ -271,12 +298,35 @@ mod tests {
         assert!(matches!(vs["a"], Ok(ServerEntry::Stdio(_))));
     }
 
+    /// VS Code's `mcp.json` is JSONC: comments and trailing commas, read as wrap reads them.
+    #[test]
+    fn reads_jsonc_as_vs_code_writes_it() {
+        let cfg = b"\xEF\xBB\xBF// user servers\n{\n  \"servers\": {\n    /* local */\n    \"a\": {\"type\": \"stdio\", \"command\": \"x\", \"args\": [\"-y\", \"${HOME}\",], // pinned\n    },\n  },\n  \"inputs\": [],\n}\n";
+        let s = read(cfg, &env).unwrap();
+        let Ok(ServerEntry::Stdio(l)) = &s["a"] else {
+            panic!("{s:?}")
+        };
+        assert_eq!(l.argv, ["x", "-y", "/home/u"].map(OsString::from));
+    }
+
     #[test]
     fn refuses_what_it_cannot_run_and_names_it() {
         for (cfg, needle) in [
             (
                 &br#"{"mcpServers": {"a": {"command": "x", "command": "y"}}}"#[..],
-                "duplicate",
+                "\"command\" appears twice",
+            ),
+            (
+                br#"{"mcpServers": {"a": {"command": "x", "env": {"K": "1", "K": "2"}}}}"#,
+                "env.K appears twice",
+            ),
+            (
+                br#"{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}"#,
+                "the server \"a\" appears twice",
+            ),
+            (
+                br#"{"mcpServers": {"a": {"command": 'x'}}}"#,
+                "line 1, column 34: a value was expected",
             ),
             (br#"{"other": {}}"#, "mcpServers"),
             (br#"{"mcpServers": {"a": {}}}"#, "neither"),

@@ -49,7 +49,7 @@ pub const CLIENTS: [Client; 8] = [
         format: "json",
         snippet: JSON_SNIPPET,
         after: "Start a new Claude Code session.",
-        alternative: Some("claude mcp add NAME -- pinlog proxy --name NAME -- COMMAND ARG"),
+        alternative: Some("claude mcp add NAME -- pinlog proxy --name NAME COMMAND ARG"),
     },
     Client {
         id: "cursor",
@@ -125,7 +125,7 @@ pub const CLIENTS: [Client; 8] = [
         format: "toml",
         snippet: "[mcp_servers.NAME]\ncommand = \"pinlog\"\nargs = [\"proxy\", \"--name\", \"NAME\", \"--\", \"COMMAND\", \"ARG\"]",
         after: "Start Codex again.",
-        alternative: Some("codex mcp add NAME -- pinlog proxy --name NAME -- COMMAND ARG"),
+        alternative: Some("codex mcp add NAME -- pinlog proxy --name NAME COMMAND ARG"),
     },
 ];
 

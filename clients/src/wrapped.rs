@@ -1,8 +1,11 @@
 //! The command line `pinlog wrap` writes in place of a local server's:
-//! `PINLOG proxy --name NAME [--lock LOCK] -- COMMAND ARGS…`. [`WrappedCommand`] both writes it
-//! and reads it back, the way `pinlog proxy` reads its own command line (which also takes the
-//! server's command without `--`, from the first argument that is not an option), so that wrap,
-//! unwrap and policy cannot disagree on its shape.
+//! `PINLOG proxy --name NAME [--lock LOCK] COMMAND ARGS…`. [`WrappedCommand`] both writes it
+//! and reads it back, the way `pinlog proxy` reads its own command line: the server's command is
+//! the first argument that is not an option, or follows `--` (as wrap wrote it before 0.2.0, and
+//! still writes it for a command that starts with `-`), so that wrap, unwrap, export and policy
+//! cannot disagree on its shape. Wrap leaves `--` out because a launcher that appends its own
+//! flags to a configuration's args (the MCP Inspector's `--config` mode) reads everything after
+//! `--` as the server's.
 
 use std::fmt;
 
@@ -47,8 +50,9 @@ pub struct WrappedCommand {
     /// The proxy's options, between `proxy` and the server's command line, as written;
     /// [`options`] reads them.
     pub options: Vec<String>,
-    /// Whether `--` ends the options, as wrap writes it. Without it, the server's command is the
-    /// first argument that is neither an option nor an option's value.
+    /// Whether `--` ends the options, as wrap writes it only before a command that starts with
+    /// `-`. Without it, the server's command is the first argument that is neither an option nor
+    /// an option's value.
     pub separated: bool,
     /// The server's own command line: its command, then its arguments. Never empty.
     pub server: Vec<String>,
@@ -98,7 +102,8 @@ pub enum ProxyOption<'a> {
 }
 
 impl WrappedCommand {
-    /// `server` behind the proxy run by `program`, under `name`, held to `lock` when one is given.
+    /// `server` behind the proxy run by `program`, under `name`, held to `lock` when one is given;
+    /// `--` only where the server's command would otherwise read as an option.
     pub fn new(program: &str, name: &str, lock: Option<&str>, server: Vec<String>) -> Self {
         let mut options = Vec::new();
         option(&mut options, "--name", name);
@@ -108,7 +113,7 @@ impl WrappedCommand {
         WrappedCommand {
             program: program.to_string(),
             options,
-            separated: true,
+            separated: server.first().is_none_or(|c| c.starts_with('-')),
             server,
         }
     }
@@ -249,7 +254,9 @@ mod tests {
     fn written_then_read(program: &str, name: &str, lock: Option<&str>, server: &[&str]) {
         let w = WrappedCommand::new(program, name, lock, v(server));
         let args = w.args();
-        assert_eq!(args[w.command_at() - 1], "--");
+        // `--` only before a command that would read as an option.
+        assert_eq!(w.separated, server[0].starts_with('-'), "{args:?}");
+        assert_eq!(args[w.command_at() - 1] == "--", w.separated, "{args:?}");
         assert_eq!(args[w.command_at()..], w.server);
         let read = WrappedCommand::parse(&w.program, &args, is_pinlog_name);
         assert_eq!(read, Some(Ok(w.clone())), "{args:?}");
@@ -426,8 +433,9 @@ mod tests {
             (&dashed.options, &dashed.server)
         );
         assert!(dashed.separated);
+        // Wrap writes the form without `--`.
         assert_eq!(
-            dashed,
+            bare,
             WrappedCommand::new("pinlog", "x", None, v(&["node", "s.js"]))
         );
     }

@@ -163,7 +163,7 @@ fn status(report: &Report, rel: &str) -> Status {
 }
 
 fn wrapped(name: &str, inner: &[&str]) -> Value {
-    let mut args = vec![json!("proxy"), json!("--name"), json!(name), json!("--")];
+    let mut args = vec![json!("proxy"), json!("--name"), json!(name)];
     args.extend(inner.iter().map(|a| json!(a)));
     Value::Array(args)
 }
@@ -284,15 +284,7 @@ fn every_client_wraps_and_unwraps_to_the_same_bytes() {
         .collect();
     assert_eq!(
         args,
-        [
-            "proxy",
-            "--name",
-            "docs",
-            "--",
-            "npx",
-            "-y",
-            "@acme/docs-mcp"
-        ]
+        ["proxy", "--name", "docs", "npx", "-y", "@acme/docs-mcp"]
     );
     let plain: Vec<&str> = codex["mcp_servers"]["plain"]["args"]
         .as_array()
@@ -302,7 +294,7 @@ fn every_client_wraps_and_unwraps_to_the_same_bytes() {
         .collect();
     assert_eq!(
         plain,
-        ["proxy", "--name", "plain", "--", "/usr/local/bin/plain-mcp"]
+        ["proxy", "--name", "plain", "/usr/local/bin/plain-mcp"]
     );
 
     // Unwrap restores every byte of every file.
@@ -394,25 +386,25 @@ fn unrelated_keys_comments_and_formatting_are_kept() {
     // Layout kept: the Claude Desktop file keeps its 4-space, one-item-per-line args.
     let desktop = String::from_utf8(h.read(DESKTOP)).unwrap();
     assert!(desktop.contains(
-        "            \"args\": [\n                \"proxy\",\n                \"--name\",\n                \"weather\",\n                \"--\",\n                \"node\",\n                \"/srv/weather/index.js\","
+        "            \"args\": [\n                \"proxy\",\n                \"--name\",\n                \"weather\",\n                \"node\",\n                \"/srv/weather/index.js\","
     ), "{desktop}");
     assert!(
         desktop.contains("\"preferences\": {\"theme\": \"dark\", \"numbers\": [1, 2.50, -3e2]}")
     );
     assert!(desktop.contains(
-        "\"args\": [\"proxy\", \"--name\", \"fetch\", \"--\", \"npx\", \"-y\", \"@modelcontextprotocol/server-fetch\"]"
+        "\"args\": [\"proxy\", \"--name\", \"fetch\", \"npx\", \"-y\", \"@modelcontextprotocol/server-fetch\"]"
     ));
     // The Claude Code file: the member added where command is, with its indentation.
     let code = String::from_utf8(h.read(CODE)).unwrap();
     assert!(code.contains(&format!(
-        "      \"command\": \"{PROGRAM}\",\n      \"args\": [\"proxy\", \"--name\", \"local-script\", \"--\", \"/home/user/bin/mcp-script\"]\n    }}"
+        "      \"command\": \"{PROGRAM}\",\n      \"args\": [\"proxy\", \"--name\", \"local-script\", \"/home/user/bin/mcp-script\"]\n    }}"
     )), "{code}");
     assert!(code.starts_with("{\n  \"numStartups\": 42,\n"));
     assert!(code.ends_with("  \"userID\": \"0123456789abcdef\"\n}\n"));
     // The compact Cursor file stays compact.
     let cursor = String::from_utf8(h.read(CURSOR)).unwrap();
     assert!(cursor.contains(&format!(
-        "\"github\":{{\"command\":\"{PROGRAM}\",\"args\":[\"proxy\",\"--name\",\"github\",\"--\",\"docker\",\"run\","
+        "\"github\":{{\"command\":\"{PROGRAM}\",\"args\":[\"proxy\",\"--name\",\"github\",\"docker\",\"run\","
     )), "{cursor}");
     assert!(!cursor.contains('\n'));
 
@@ -429,10 +421,10 @@ fn unrelated_keys_comments_and_formatting_are_kept() {
         assert!(vscode.contains(kept), "lost {kept:?}:\n{vscode}");
     }
     assert!(vscode.contains(
-        "\"args\": [\"proxy\", \"--name\", \"playwright\", \"--\", \"npx\", \"@playwright/mcp@latest\"], // unpinned on purpose"
+        "\"args\": [\"proxy\", \"--name\", \"playwright\", \"npx\", \"@playwright/mcp@latest\"], // unpinned on purpose"
     ));
     assert!(vscode.contains(
-        "\t\t\t\"args\": [\n\t\t\t\t\"proxy\", \"--name\", \"memory\", \"--\", \"docker\", \"run\", \"-i\", \"--rm\",\n"
+        "\t\t\t\"args\": [\n\t\t\t\t\"proxy\", \"--name\", \"memory\", \"docker\", \"run\", \"-i\", \"--rm\",\n"
     ), "{vscode}");
 
     // TOML comments and formatting survive in Codex's file.
@@ -455,10 +447,10 @@ fn unrelated_keys_comments_and_formatting_are_kept() {
         "{codex}"
     );
     assert!(codex.contains(
-        "args = [\n    \"proxy\",\n    \"--name\",\n    \"docs\",\n    \"--\",\n    \"npx\",\n    \"-y\",             # no prompt\n"
+        "args = [\n    \"proxy\",\n    \"--name\",\n    \"docs\",\n    \"npx\",\n    \"-y\",             # no prompt\n"
     ), "{codex}");
     assert!(codex.contains(
-        "args = [\"proxy\", \"--name\", \"bookmarks\", \"--\", 'uv', \"--directory\", 'C:\\bookmarks', \"run\", \"bookmarks.py\"]"
+        "args = [\"proxy\", \"--name\", \"bookmarks\", 'uv', \"--directory\", 'C:\\bookmarks', \"run\", \"bookmarks.py\"]"
     ), "{codex}");
 }
 
@@ -608,15 +600,12 @@ fn dry_run_shows_each_changed_server_and_writes_nothing() {
         .unwrap();
     let argv = ["uvx", "mcp-server-sqlite", "--db-path", "/tmp/t.db"].map(String::from);
     assert_eq!(sqlite.before, argv);
-    assert_eq!(
-        sqlite.after[..5],
-        [PROGRAM, "proxy", "--name", "sqlite", "--"]
-    );
-    assert_eq!(sqlite.after[5..], argv);
+    assert_eq!(sqlite.after[..4], [PROGRAM, "proxy", "--name", "sqlite"]);
+    assert_eq!(sqlite.after[4..], argv);
     assert!(
         text.contains(&format!(
             "{:20}- uvx mcp-server-sqlite --db-path /tmp/t.db\n{:20}+ {PROGRAM} proxy --name \
-             sqlite -- uvx mcp-server-sqlite --db-path /tmp/t.db\n",
+             sqlite uvx mcp-server-sqlite --db-path /tmp/t.db\n",
             "", ""
         )),
         "{text}"
@@ -838,7 +827,6 @@ fn the_lockfile_is_given_to_every_wrapped_server() {
             "time",
             "--lock",
             "/team/mcp.lock.json",
-            "--",
             "uvx",
             "mcp-server-time==2026.1.5",
             "--local-timezone=Europe/Paris"
@@ -868,7 +856,7 @@ fn a_config_file_named_on_the_command_line() {
     assert_eq!(report.files.len(), 1, "only the file named");
     assert_eq!(
         fs::read_to_string(&other).unwrap(),
-        format!("{{\"servers\": {{\"a\": {{\"type\": \"stdio\", \"command\": \"{PROGRAM}\", \"args\": [\"proxy\", \"--name\", \"a\", \"--\", \"node\"]}}}}}}")
+        format!("{{\"servers\": {{\"a\": {{\"type\": \"stdio\", \"command\": \"{PROGRAM}\", \"args\": [\"proxy\", \"--name\", \"a\", \"node\"]}}}}}}")
     );
     h.unwrap(&opts);
     assert_eq!(
@@ -1068,7 +1056,7 @@ fn entries_that_are_not_a_local_server_are_skipped_with_the_reason() {
         text.replace(
             r#""ok": {"command": "node", "args": ["ok.js"]}"#,
             &format!(
-                r#""ok": {{"command": "{PROGRAM}", "args": ["proxy", "--name", "ok", "--", "node", "ok.js"]}}"#
+                r#""ok": {{"command": "{PROGRAM}", "args": ["proxy", "--name", "ok", "node", "ok.js"]}}"#
             )
         )
     );
@@ -1078,9 +1066,10 @@ fn entries_that_are_not_a_local_server_are_skipped_with_the_reason() {
     assert!(report.render().contains("  no MCP servers\n"));
 }
 
-/// A proxy command line without `--` (as `pinlog proxy` also takes it) is read as the proxy
-/// reads it: wrap sees it wrapped and leaves it alone; and unwrap, splicing a file the user
-/// edited since (here taking the `--` out of what wrap wrote), gives each server back exactly its
+/// A proxy command line without `--` (as wrap writes it) and with it (as wrap wrote it before
+/// 0.2.0) is read as the proxy reads it: wrap sees it wrapped and leaves it alone; and unwrap,
+/// splicing a file the user edited since (here putting a `--` into what wrap wrote), gives each
+/// server back exactly its
 /// own command line, the proxy's options and their values taken off and the server's flags (one
 /// spelled like the proxy's) kept, in JSON and in TOML.
 #[test]
@@ -1108,11 +1097,15 @@ fn a_proxy_command_line_without_dash_dash_is_wrapped_already_and_unwraps() {
         );
         assert_eq!(outcome(&report, rel, "time"), Outcome::Wrapped, "{rel}");
     }
-    // The user takes the `--` out of what wrap wrote.
+    // The user puts in the `--` wrap wrote before 0.2.0.
     for file in [&json_file, &toml_file] {
         let text = fs::read_to_string(file).unwrap();
-        assert_eq!(text.matches(r#""time", "--", "#).count(), 1, "{text}");
-        fs::write(file, text.replace(r#""time", "--", "#, r#""time", "#)).unwrap();
+        assert_eq!(text.matches(r#""time", "uvx", "#).count(), 1, "{text}");
+        fs::write(
+            file,
+            text.replace(r#""time", "uvx", "#, r#""time", "--", "uvx", "#),
+        )
+        .unwrap();
     }
 
     let report = h.unwrap(&opts);

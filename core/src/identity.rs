@@ -1,7 +1,7 @@
 //! A server's public identity, as the public log names it (`npm:<pkg>`, `pypi:<pkg>`,
 //! `oci:<image>`, `remote:<url>`), and the version run, from how this machine starts it: a
-//! runner's command line (`npx`, `uvx`, `pipx run`, `node` on a script inside `node_modules`,
-//! `python -m`), a package a lockfile pins, or an HTTP endpoint.
+//! runner's command line (`npx`, `npm exec`, `uvx`, `pipx run`, `node` on a script inside
+//! `node_modules`, `python -m`), a package a lockfile pins, or an HTTP endpoint.
 //!
 //! This is a best reading of a command line, not a proof of what runs: a comparison made under it
 //! says which identity it took, so that a reader can tell a wrong guess from a wrong surface.
@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::path::{Component, Path};
 
 use crate::package::{pypi_normalized, Package, Registry};
-use crate::server::ServerId;
+use crate::server::{ServerId, ServerKind};
 
 /// Who a server is in the public log, and the version run here when known.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +56,12 @@ impl PublicIdentity {
         let program = Path::new(program).file_name()?.to_str()?;
         match program {
             "npx" => npm_spec(runner_package(rest, &["-p", "--package"], NPX_VALUES)?),
+            "npm" => match rest.split_first() {
+                Some((&("exec" | "x"), rest)) => {
+                    npm_spec(runner_package(rest, &["-p", "--package"], NPX_VALUES)?)
+                }
+                _ => None,
+            },
             "uvx" => pypi_spec(runner_package(rest, &["--from"], UVX_VALUES)?),
             "pipx" => match rest.split_first() {
                 Some((&"run", rest)) => pypi_spec(runner_package(rest, &["--spec"], PIPX_VALUES)?),
@@ -66,6 +72,51 @@ impl PublicIdentity {
             _ => None,
         }
     }
+
+    /// The package run, for a manifest to record: only when a registry's package is named at one
+    /// exact version (npm's `MAJOR.MINOR.PATCH`, PyPI's `==` pin), since a tag, a range or no
+    /// version at all says nothing of what ran. The digest is the registry's, unknown here.
+    pub fn exact_package(&self) -> Option<Package> {
+        let version = self.version.as_deref()?;
+        let registry = match self.id.kind() {
+            ServerKind::Npm if exact_npm_version(version) => Registry::Npm,
+            ServerKind::Pypi if exact_pypi_version(version) => Registry::Pypi,
+            _ => return None,
+        };
+        Some(Package {
+            registry,
+            name: self.id.name().to_string(),
+            version: Some(version.to_string()),
+            digest: None,
+        })
+    }
+}
+
+/// Semantic versioning's `MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD]`: the one npm form that is not
+/// a range (`1.2` is any 1.2.x).
+fn exact_npm_version(v: &str) -> bool {
+    let (core, tail) = match v.find(['-', '+']) {
+        Some(at) => v.split_at(at),
+        None => (v, ""),
+    };
+    let numbers: Vec<&str> = core.split('.').collect();
+    numbers.len() == 3
+        && numbers
+            .iter()
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        && tail.len() != 1
+        && tail
+            .bytes()
+            .skip(1)
+            .all(|b| b.is_ascii_alphanumeric() || b"-.+".contains(&b))
+}
+
+/// A PEP 440 version as `==` pins it: no wildcard (`1.*`), no second clause (`1.0,<2`), no
+/// arbitrary equality (`===`).
+fn exact_pypi_version(v: &str) -> bool {
+    v.bytes().next().is_some_and(|b| b.is_ascii_digit())
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-+!".contains(&b))
 }
 
 /// Options of npx, uvx and `pipx run` that take a value (other than the one naming the package).
@@ -260,6 +311,65 @@ mod tests {
             ]),
             some("pypi:mcp-server-time", None)
         );
+    }
+
+    fn package(args: &[&str]) -> Option<String> {
+        let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
+        let p = PublicIdentity::of_command(&argv)?.exact_package()?;
+        assert_eq!(p.digest, None);
+        Some(p.to_string())
+    }
+
+    #[test]
+    fn a_package_is_recorded_only_at_an_exact_version() {
+        for (args, expected) in [
+            (
+                &["npx", "-y", "@scope/srv@1.2.3"][..],
+                Some("npm:@scope/srv@1.2.3"),
+            ),
+            (
+                &["npx", "-y", "srv@1.2.3-beta.1+b7"],
+                Some("npm:srv@1.2.3-beta.1+b7"),
+            ),
+            (
+                &["npm", "exec", "-y", "srv@2.0.0", "--", "--flag"],
+                Some("npm:srv@2.0.0"),
+            ),
+            (
+                &["npm", "exec", "--package=srv@2.0.1", "--", "srv"],
+                Some("npm:srv@2.0.1"),
+            ),
+            (
+                &["npm", "x", "-p", "srv@0.0.1", "srv"],
+                Some("npm:srv@0.0.1"),
+            ),
+            (
+                &["uvx", "mcp-server-time==2026.10.19"],
+                Some("pypi:mcp-server-time@2026.10.19"),
+            ),
+            (
+                &["uvx", "Mcp_Server.Git@1.0"],
+                Some("pypi:mcp-server-git@1.0"),
+            ),
+            (
+                &["pipx", "run", "--spec", "srv==1!2.0+local", "srv"],
+                Some("pypi:srv@1!2.0+local"),
+            ),
+            // No version, a tag, a range, or what is not a package: nothing to record.
+            (&["npx", "-y", "srv"], None),
+            (&["npx", "-y", "srv@latest"], None),
+            (&["npx", "-y", "srv@1.2"], None),
+            (&["npx", "-y", "srv@1.2.x"], None),
+            (&["npx", "-y", "srv@1.2.3-"], None),
+            (&["npm", "install", "srv@1.2.3"], None),
+            (&["uvx", "srv==1.*"], None),
+            (&["uvx", "srv===1.0"], None),
+            (&["uvx", "srv==1.0,<2"], None),
+            (&["node", "/srv/node_modules/srv/index.js"], None),
+            (&["python", "-m", "srv"], None),
+        ] {
+            assert_eq!(package(args).as_deref(), expected, "{args:?}");
+        }
     }
 
     #[test]

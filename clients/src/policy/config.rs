@@ -37,7 +37,7 @@ const KNOWN: [&str; 4] = ["type", "command", "args", "env"];
 
 /// Reads `bytes` strictly and returns the servers to allow, sorted by name. Every server must be
 /// a local one whose command is pinlog's and whose args are
-/// `proxy --name NAME --lock LOCK [--only-locked] [--on-drift MODE] -- COMMAND ARGS…` with LOCK
+/// `proxy --name NAME --lock LOCK [--only-locked] [--on-drift MODE] [--] COMMAND ARGS…` with LOCK
 /// equal to `lock`; anything else refuses the whole configuration.
 pub fn read_allowed(bytes: &[u8], lock: &str) -> Result<Vec<Allowed>, Refusal> {
     let value = json::parse(bytes, Limits::with_max_bytes(MAX_CONFIG_BYTES))

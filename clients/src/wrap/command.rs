@@ -521,7 +521,7 @@ mod tests {
         };
         assert_eq!(
             p.wrap("w", v(&["node"])).prefix(),
-            v(&["proxy", "--name", "w", "--lock", "/t/mcp.lock.json", "--"])
+            v(&["proxy", "--name", "w", "--lock", "/t/mcp.lock.json"])
         );
         assert_eq!(p.wrap("-x", v(&["node"])).prefix()[1], "--name=-x");
         assert!(p.is_pinlog("pinlog"));

@@ -37,6 +37,20 @@ pub enum Val {
     Object(Vec<Member>),
 }
 
+impl Val {
+    /// What kind of value it is, as an error names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Val::Null => "null",
+            Val::Bool(_) => "boolean",
+            Val::Number => "number",
+            Val::Str(_) => "string",
+            Val::Array(..) => "array",
+            Val::Object(_) => "object",
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Member {
     pub key: String,
@@ -374,7 +388,7 @@ pub enum Layout {
     Any,
 }
 
-fn members(node: &Node) -> Option<&[Member]> {
+pub(crate) fn members(node: &Node) -> Option<&[Member]> {
     match &node.val {
         Val::Object(m) => Some(m),
         _ => None,
@@ -383,7 +397,7 @@ fn members(node: &Node) -> Option<&[Member]> {
 
 /// The member `key`, refusing an object that names it twice (which one a client reads is not
 /// something to guess).
-fn get<'n>(ms: &'n [Member], key: &str) -> Result<Option<&'n Member>, String> {
+pub(crate) fn get<'n>(ms: &'n [Member], key: &str) -> Result<Option<&'n Member>, String> {
     let mut found = ms.iter().filter(|m| m.key == key);
     let first = found.next();
     if found.next().is_some() {

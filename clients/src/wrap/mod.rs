@@ -1,4 +1,4 @@
-//! `pinlog wrap` and `pinlog unwrap`: put `pinlog proxy --name <server> [--lock …] --` in front of
+//! `pinlog wrap` and `pinlog unwrap`: put `pinlog proxy --name <server> [--lock …]` in front of
 //! every local server in the MCP clients' configuration files, and take it away again.
 //!
 //! - Each file is read whole and edited in place: only the `command` and `args` values of the

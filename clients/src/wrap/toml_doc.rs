@@ -354,19 +354,19 @@ mod tests {
     fn tables_inline_tables_and_dotted_keys() {
         assert_eq!(
             wrap("[mcp_servers.a]\ncommand = \"x\"\nenv = { A = \"1\" }\n"),
-            "[mcp_servers.a]\ncommand = \"pinlog\"\nargs = [\"proxy\", \"--name\", \"a\", \"--\", \"x\"]\nenv = { A = \"1\" }\n"
+            "[mcp_servers.a]\ncommand = \"pinlog\"\nargs = [\"proxy\", \"--name\", \"a\", \"x\"]\nenv = { A = \"1\" }\n"
         );
         assert_eq!(
             wrap("mcp_servers = { a = { command = \"x\" } }"),
-            "mcp_servers = { a = { command = \"pinlog\", args = [\"proxy\", \"--name\", \"a\", \"--\", \"x\"] } }"
+            "mcp_servers = { a = { command = \"pinlog\", args = [\"proxy\", \"--name\", \"a\", \"x\"] } }"
         );
         assert_eq!(
             wrap("[mcp_servers]\na.command = \"x\" # c"),
-            "[mcp_servers]\na.command = \"pinlog\" # c\na.args = [\"proxy\", \"--name\", \"a\", \"--\", \"x\"]"
+            "[mcp_servers]\na.command = \"pinlog\" # c\na.args = [\"proxy\", \"--name\", \"a\", \"x\"]"
         );
         assert_eq!(
             wrap("[mcp_servers.a]\ncommand = \"x\"\nargs = [ \"y\", ] # c\n"),
-            "[mcp_servers.a]\ncommand = \"pinlog\"\nargs = [ \"proxy\", \"--name\", \"a\", \"--\", \"x\", \"y\", ] # c\n"
+            "[mcp_servers.a]\ncommand = \"pinlog\"\nargs = [ \"proxy\", \"--name\", \"a\", \"x\", \"y\", ] # c\n"
         );
         let (_, back) = edit(
             wrap("[mcp_servers.a]\ncommand = \"x\"\nargs = [\n  \"y\",\n]\n").as_bytes(),
