@@ -21,6 +21,7 @@ pub mod manifest;
 pub mod package;
 pub mod pointer;
 pub mod render;
+pub mod resolution;
 pub mod server;
 pub mod unicode;
 
