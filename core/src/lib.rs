@@ -23,6 +23,7 @@ pub mod pointer;
 pub mod render;
 pub mod resolution;
 pub mod server;
+pub mod slug;
 pub mod unicode;
 
 pub use digest::{Digest, Listing};
