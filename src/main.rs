@@ -55,10 +55,14 @@ enum Command {
     /// Operate a transparency log: create it, append entries, publish and prove them
     #[command(subcommand)]
     Log(LogCommand),
-    /// Verify a downloaded log directory (or one inclusion receipt) offline
+    /// Verify a public log where it is served (a URL) or a copy of it (a directory), or one
+    /// inclusion receipt
     ///
     /// Checks the checkpoint's signature against the key you pin (never one shipped beside the
-    /// data), the witness quorum, every entry, tile and the root, and pinlog's entry rules.
+    /// data), the witness quorum, every entry, tile and the root, and pinlog's entry rules. A URL
+    /// is read over HTTP(S), checkpoint first; a directory is read offline. With --state FILE,
+    /// the next run proves the log only grew (a rollback or a fork fails) and reads what was
+    /// added.
     /// Prints `log OK: <origin>, <size> entries, root <base64>`, or `log BAD: <where>: <rule>:
     /// <detail>` and exits 1. See docs/VERIFYING.md.
     VerifyLog(pinlog_verifier::cli::VerifyLogArgs),

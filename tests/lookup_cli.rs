@@ -109,8 +109,8 @@ fn the_python_sdk_drives_pinlog_lookup_over_stdio_and_http_in_both_eras() {
         let target = ["--", bin, "lookup", "--log", pub_dir, "--vkey", &vkey];
         let v = sdk(&home, mode, &target, &calls);
         assert_eq!(v["protocol"], protocol, "{v}");
-        // With a log and a pin store, all five tools.
-        assert_eq!(v["tools"].as_array().unwrap().len(), 5, "{v}");
+        // With a log and a pin store, all six tools.
+        assert_eq!(v["tools"].as_array().unwrap().len(), 6, "{v}");
         let status = &v["calls"][0]["result"]["structuredContent"];
         assert_eq!(status["status"], "ok", "{v}");
         assert_eq!(status["current"]["tools"], 2);
@@ -139,7 +139,14 @@ fn the_python_sdk_drives_pinlog_lookup_over_stdio_and_http_in_both_eras() {
             .iter()
             .map(|t| t["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["pinlog_server_status", "pinlog_how_to_protect"]);
+        assert_eq!(
+            names,
+            [
+                "pinlog_server_status",
+                "pinlog_search_servers",
+                "pinlog_how_to_protect"
+            ]
+        );
         assert_eq!(v["calls"][0]["result"]["structuredContent"]["status"], "ok");
         assert_eq!(v["calls"][1]["error"]["message"], "Unknown tool", "{v}");
         assert_clean(&v);
@@ -319,6 +326,10 @@ fn a_pin_is_compared_with_the_public_record_in_the_proxy_s_three_outcomes() {
         ),
         (tool, json!({"pin": "drift", "identity": "no kind here"})),
         ("pinlog_my_servers", json!({})),
+        (
+            tool,
+            json!({"pin": "DRIF", "identity": "pypi:drift-server"}),
+        ),
     ];
     let bin = env!("CARGO_BIN_EXE_pinlog");
     let pub_dir = pub_dir.to_str().unwrap();
@@ -435,6 +446,14 @@ fn a_pin_is_compared_with_the_public_record_in_the_proxy_s_three_outcomes() {
     assert_eq!(is_error(4), true);
     assert_eq!(answer(5)["status"], "invalid-arguments");
     assert_eq!(is_error(5), true);
+    // A part of a label: not found, with the pins whose label holds it.
+    let near = answer(7);
+    assert_eq!(near["status"], "not-found", "{near}");
+    assert_eq!(
+        near["did_you_mean"],
+        json!([{"key": key_of("drift"), "label": "drift"}]),
+        "{near}"
+    );
 
     // No text a server wrote, anywhere: not the changed description, nor the tool the log never
     // saw, nor the instructions.
@@ -448,4 +467,147 @@ fn a_pin_is_compared_with_the_public_record_in_the_proxy_s_three_outcomes() {
         assert!(!all.contains(served), "{served:?} in {all}");
     }
     assert!(all.is_ascii(), "{all}");
+}
+
+#[test]
+fn a_common_name_finds_its_server_by_search_or_did_you_mean_and_status_links_its_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = SignerKey::generate(ORIGIN).unwrap();
+    let mut store = Store::create(&dir.path().join("log.db"), ORIGIN).unwrap();
+    let named = [
+        "npm:@modelcontextprotocol/server-memory",
+        "pypi:mcp-server-git",
+        "npm:@cyanheads/git-mcp-server",
+        "npm:github-mcp",
+    ];
+    for (i, server) in named.iter().enumerate() {
+        let s = pinlog_testkit::log::surface(i as u64 + 1);
+        append(&mut store, server, "2026-01-01T00:00:00Z", &s, "2025.9.25");
+    }
+    for i in 0..30 {
+        let s = pinlog_testkit::log::surface(10 + i);
+        let server = format!("npm:@x/tool-{i}");
+        append(&mut store, &server, "2026-01-02T00:00:00Z", &s, "1.0.0");
+    }
+    let pub_dir = dir.path().join("pub");
+    pinlog_log::publish::publish(&mut store, &key, &pub_dir, |_, _| {}).unwrap();
+    let vkey = key.verifier().to_string();
+    let pub_dir = pub_dir.to_str().unwrap();
+    // The site, built from the same store, where lookup is told it is served.
+    let site = dir.path().join("site");
+    let base = "https://log.example/pinlog";
+    let built = pinlog(&[
+        "site",
+        "build",
+        "--db",
+        dir.path().join("log.db").to_str().unwrap(),
+        "--log",
+        pub_dir,
+        "--vkey",
+        &vkey,
+        "--out",
+        site.to_str().unwrap(),
+        "--base-url",
+        base,
+    ]);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+
+    // No pin store at all in this home.
+    let home = dir.path().join("home");
+    let calls = [
+        ("pinlog_server_status", json!({"server": "server-memory"})),
+        ("pinlog_server_status", json!({"server": "git"})),
+        ("pinlog_search_servers", json!({"query": "GIT"})),
+        ("pinlog_search_servers", json!({"query": "tool"})),
+        (
+            "pinlog_server_status",
+            json!({"server": "npm:@modelcontextprotocol/server-memory"}),
+        ),
+        ("pinlog_change_summary", json!({"server": "memory"})),
+        ("pinlog_search_servers", json!({"query": "nothing-like-it"})),
+    ];
+    let bin = env!("CARGO_BIN_EXE_pinlog");
+    let target = [
+        "--",
+        bin,
+        "lookup",
+        "--log",
+        pub_dir,
+        "--vkey",
+        &vkey,
+        "--site-url",
+        base,
+    ];
+    let v = sdk(&home, "auto", &target, &calls);
+    let answer = |i: usize| v["calls"][i]["result"]["structuredContent"].clone();
+    let is_error = |i: usize| v["calls"][i]["result"]["isError"].clone();
+    let servers = |a: &J| -> Vec<String> {
+        a.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["server"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    let memory = answer(0);
+    assert_eq!(memory["status"], "not-found", "{memory}");
+    assert_eq!(
+        servers(&memory["did_you_mean"]),
+        ["npm:@modelcontextprotocol/server-memory"]
+    );
+    let message = memory["message"].as_str().unwrap();
+    assert!(message.contains("Having no entry says nothing about a server's safety"));
+    assert!(!message.contains("No entry says nothing"), "{message}");
+
+    let git = answer(1);
+    assert_eq!(git["status"], "not-found", "{git}");
+    assert_eq!(
+        servers(&git["did_you_mean"]),
+        [
+            "pypi:mcp-server-git",
+            "npm:@cyanheads/git-mcp-server",
+            "npm:github-mcp"
+        ]
+    );
+
+    let search = answer(2);
+    assert_eq!(search["status"], "ok", "{search}");
+    assert_eq!(search["matches"], 3);
+    assert_eq!(search["more"], false);
+    assert_eq!(
+        servers(&search["servers"]),
+        [
+            "pypi:mcp-server-git",
+            "npm:@cyanheads/git-mcp-server",
+            "npm:github-mcp"
+        ]
+    );
+    let many = answer(3);
+    assert_eq!(many["matches"], 30, "{many}");
+    assert_eq!(many["servers"].as_array().unwrap().len(), 25);
+    assert_eq!(many["more"], true);
+    let none = answer(6);
+    assert_eq!(none["matches"], 0, "{none}");
+    assert!(!none.to_string().contains("nothing-like-it"), "{none}");
+
+    let status = answer(4);
+    assert_eq!(status["status"], "ok", "{status}");
+    assert_eq!(status["current"]["observed_version"], "2025.9.25");
+    let page = status["site_page"].as_str().unwrap();
+    let rel = page
+        .strip_prefix(&format!("{base}/"))
+        .unwrap_or_else(|| panic!("{page}"));
+    let html = std::fs::read_to_string(site.join(rel)).unwrap();
+    assert!(
+        html.contains("@modelcontextprotocol/server-memory"),
+        "{rel}"
+    );
+
+    // No pin store: not found, in the answer's own shape, never pinlog_my_servers'.
+    let summary = answer(5);
+    assert_eq!(summary["status"], "not-found", "{summary}");
+    assert_eq!(is_error(5), true);
+    assert!(summary.get("count").is_none(), "{summary}");
+    assert!(summary.get("servers").is_none(), "{summary}");
+    assert_clean(&v);
 }

@@ -1188,3 +1188,127 @@ fn where_approvals_come_only_from_a_signed_lockfile_no_one_else_approves() {
     let (a, o) = burst(home, &locked, &[("DRIFT_TOOLS", "v2")]);
     assert!(a["call"]["result"].is_object(), "{a}\n{}", text(&o.stderr));
 }
+
+/// The lines `pinlog proxy` wrote after `pinlog: the last lines of its standard error:`, up to
+/// its next line of its own.
+fn last_lines_said(err: &str) -> Vec<String> {
+    err.lines()
+        .skip_while(|l| *l != "pinlog: the last lines of its standard error:")
+        .skip(1)
+        .take_while(|l| l.starts_with("pinlog:   | "))
+        .map(|l| l["pinlog:   | ".len()..].to_string())
+        .collect()
+}
+
+#[test]
+fn a_server_that_ends_at_once_is_said_with_its_last_lines_and_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    // Twenty lines, then a reason with a terminal escape in it, then a line of 1000 characters;
+    // and exit 3 before reading anything.
+    let script = r#"i=1; while [ $i -le 20 ]; do echo "starting step $i" >&2; i=$((i+1)); done
+printf 'Error: \033[31mGITHUB_TOKEN is not set\n' >&2
+printf '%01000d\n' 0 >&2
+exit 3"#;
+    let server = vec!["sh".to_string(), "-c".to_string(), script.to_string()];
+    let (a, o) = through(
+        home,
+        &strs(&sdk(&[])),
+        &["--name", "ends-at-once"],
+        &server,
+        &[],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(a["code"], -32092, "{a}\n{err}");
+    let message = a["message"].as_str().unwrap();
+    // No pin exists to review, and the server's own words never reach the client.
+    assert!(!message.contains("pinlog review"), "{message}");
+    assert!(!message.contains("GITHUB_TOKEN"), "{message}");
+    assert!(
+        message.contains("the server ended before it answered"),
+        "{message}"
+    );
+    assert!(message.contains("Run the server's command"), "{message}");
+    assert!(
+        err.contains("the server ended (exit status 3) before it answered"),
+        "{err}"
+    );
+    assert!(!err.contains("pinlog review"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
+    let said = last_lines_said(&err);
+    assert_eq!(said.len(), 8, "{err}");
+    assert_eq!(said[0], "starting step 15");
+    assert_eq!(said[6], "Error: <U+001B>[31mGITHUB_TOKEN is not set");
+    assert_eq!(said[7], format!("{}…", "0".repeat(200)));
+    assert!(
+        err.contains("pinlog: nothing was pinned. Run the server's command"),
+        "{err}"
+    );
+    let o = pinlog(home, &["pins"]);
+    assert!(
+        !text(&o.stdout).contains("ends-at-once"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+#[test]
+fn a_server_command_that_does_not_exist_is_said_with_what_to_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-such-server");
+    let o = Command::new(pinlog_bin())
+        .args(["proxy", "--name", "missing", "--"])
+        .arg(&missing)
+        .env("PINLOG_HOME", tmp.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains(&format!("cannot start \"{}\"", missing.display())),
+        "{err}"
+    );
+    assert!(err.contains("the server was not started"), "{err}");
+    assert!(
+        err.contains("Check its command in the client's configuration"),
+        "{err}"
+    );
+    assert!(!err.contains("pinlog review"), "{err}");
+}
+
+#[test]
+fn review_of_a_proxy_pin_says_what_was_read_and_alarms_only_on_what_is_missing() {
+    // The proxy reads each listing once. A change with nothing approved missing is no alarm; a
+    // pinned tool the server no longer listed cannot be proven removed, and says so.
+    for (served, missing) in [(vec![("DRIFT_EXTRA_TOOL", "1")], false), (vec![], true)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path();
+        pin_fixture(home, &[("DRIFT_EXTRA_TOOL", "1")]);
+        let mut env = served.clone();
+        env.push(("DRIFT_TOOLS", "v2"));
+        let (a, o) = burst(home, &["--name", "drift"], &env);
+        assert_eq!(a["exit_code"], 1, "{a}\n{}", text(&o.stderr));
+        let o = pinlog(home, &["review", "drift"]);
+        let out = text(&o.stdout);
+        let manifest_line = out
+            .lines()
+            .find(|l| l.starts_with("manifest: "))
+            .unwrap_or_else(|| panic!("{out}"));
+        if missing {
+            assert!(manifest_line.ends_with(", NOT complete)"), "{out}");
+            assert!(out.contains("UNSEEN tool-removed"), "{out}");
+            assert!(out.contains("note: the capture is not complete"), "{out}");
+        } else {
+            assert!(
+                manifest_line.ends_with(
+                    ", read once: 2 tool(s) and 1 prompt(s); nothing approved is missing from it)"
+                ),
+                "{out}"
+            );
+            assert!(!out.contains("NOT complete"), "{out}");
+            assert!(!out.contains("not complete"), "{out}");
+            assert!(out.contains("VIOLATION tool-changed"), "{out}");
+        }
+    }
+}

@@ -91,7 +91,7 @@ fn log_of(versions: &[Version<'_>]) -> Log {
 }
 
 fn slug(id: &str) -> String {
-    pinlog_site::slug::slug(&id.parse().unwrap())
+    pinlog_core::slug::slug(&id.parse().unwrap())
 }
 
 /// The command exited 4, saying why with `needle`.
@@ -866,4 +866,99 @@ fn the_about_page_and_the_reports_count_the_servers_read_by_reason() {
         report.contains("Read 2 of the 5 servers looked at this month."),
         "{report}"
     );
+}
+
+/// `text` with the entities askama writes turned back into characters.
+fn unescape_html(text: &str) -> String {
+    text.replace("&#39;", "'")
+        .replace("&quot;", "\"")
+        .replace("&#43;", "+")
+        .replace("&#x2f;", "/")
+        .replace("&#x2F;", "/")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+#[test]
+fn the_log_page_gives_a_command_that_verifies_the_served_log_with_a_state() {
+    let log = log_of(&[Version {
+        server: "npm:served",
+        at: "2026-11-01T00:00:00Z",
+        tools: r#"[{"name":"a"}]"#,
+        instructions: None,
+    }]);
+    let port = pinlog_testkit::server::free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let out = log.path("site");
+    let built = log.pinlog(&[
+        "site",
+        "build",
+        "--db",
+        &log.db(),
+        "--log",
+        log.path("pub").to_str().unwrap(),
+        "--vkey",
+        &log.vkey,
+        "--out",
+        out.to_str().unwrap(),
+        "--now",
+        "2026-11-02T00:00:00Z",
+        "--base-url",
+        &base,
+    ]);
+    ok(&built);
+    let page = unescape_html(&log.read("log/index.html"));
+    let expected = format!(
+        "pinlog verify-log '{base}/log/' --vkey '{}' --state pinlog-log.state",
+        log.vkey
+    );
+    assert!(page.contains(&expected), "{page}");
+    assert!(page.contains("pinlog verify-log log/ --vkey"), "{page}");
+    // The command works as the page gives it, against the site served by a real web server.
+    let mut serve = Command::new("python3");
+    serve
+        .args([
+            "-m",
+            "http.server",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
+        .arg("--directory")
+        .arg(&out);
+    let _server = pinlog_testkit::server::listening(serve, port);
+    let state = log.path("pinlog-log.state");
+    for _ in 0..2 {
+        let v = log.pinlog(&[
+            "verify-log",
+            &format!("{base}/log/"),
+            "--vkey",
+            &log.vkey,
+            "--state",
+            state.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert!(ok(&v).starts_with("log OK"), "{}", text(&v.stderr));
+    }
+    assert!(state.exists());
+}
+
+#[test]
+fn verify_log_help_says_it_reads_a_served_log_too() {
+    for args in [&["verify-log", "--help"][..], &["--help"][..]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_pinlog"))
+            .args(args)
+            .output()
+            .unwrap();
+        let help = ok(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            help.contains("Verify a public log where it is served (a URL) or a copy of it"),
+            "{help}"
+        );
+        assert!(
+            !help.contains("log directory (or one inclusion receipt) offline"),
+            "{help}"
+        );
+    }
 }

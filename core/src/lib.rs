@@ -21,7 +21,9 @@ pub mod manifest;
 pub mod package;
 pub mod pointer;
 pub mod render;
+pub mod resolution;
 pub mod server;
+pub mod slug;
 pub mod unicode;
 
 pub use digest::{Digest, Listing};

@@ -72,7 +72,7 @@ impl<'v, 'a> Report<'v, 'a> {
         findings.sort_by_key(|f| rank(f));
         let status = Status::of(&findings, &gate);
         Report {
-            notes: notes(manifest, lock),
+            notes: notes(manifest, lock, &findings),
             gate,
             lock_path: inputs.lock_path.to_string(),
             manifest_path: inputs.manifest_path.to_string(),
@@ -93,7 +93,35 @@ impl<'v, 'a> Report<'v, 'a> {
     }
 }
 
-fn notes(manifest: &Manifest<'_>, lock: &Lockfile<'_>) -> Vec<String> {
+/// What a capture's readings were, in words: `complete`; `NOT complete` when something approved
+/// is missing from a capture that cannot prove it removed (an unseen finding); otherwise what was
+/// read, and that nothing approved is missing from it. A listing read once (as the proxy reads
+/// one) is not an alarm in itself: it is incomplete only where it lacks something.
+pub fn reading(manifest: &Manifest<'_>, findings: &[Finding<'_, '_>]) -> String {
+    if manifest.complete {
+        return "complete".to_string();
+    }
+    if findings.iter().any(|f| f.kind == Kind::Unseen) {
+        return "NOT complete".to_string();
+    }
+    let once = manifest.servers.iter().all(|s| s.passes < 2);
+    let tools: usize = manifest.servers.iter().map(|s| s.tools.len()).sum();
+    let prompts: usize = manifest.servers.iter().map(|s| s.prompts.len()).sum();
+    format!(
+        "{} {tools} tool(s) and {prompts} prompt(s); nothing approved is missing from it",
+        if once {
+            "read once:"
+        } else {
+            "a listing changed between readings:"
+        }
+    )
+}
+
+fn notes(
+    manifest: &Manifest<'_>,
+    lock: &Lockfile<'_>,
+    findings: &[Finding<'_, '_>],
+) -> Vec<String> {
     let mut notes = Vec::new();
     if lock.schema_version == 1 {
         notes.push(
@@ -103,7 +131,8 @@ fn notes(manifest: &Manifest<'_>, lock: &Lockfile<'_>) -> Vec<String> {
                 .to_string(),
         );
     }
-    if !manifest.complete {
+    // Said where it limits something: an approved item the capture lacks.
+    if !manifest.complete && findings.iter().any(|f| f.kind == Kind::Unseen) {
         notes.push(
             "the capture is not complete (a listing changed between readings, or was read once): \
              an approved tool or prompt it lacks is unseen, not proven removed"

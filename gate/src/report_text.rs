@@ -295,11 +295,7 @@ fn summary(t: &Text, report: &Report<'_, '_>, out: &mut String) {
         t.safe(&report.manifest_path),
         t.safe(&report.manifest.captured_at),
         t.safe(&report.manifest.captured_by),
-        if report.manifest.complete {
-            "complete"
-        } else {
-            "NOT complete"
-        }
+        crate::reading(report.manifest, &report.findings)
     );
     out.push('\n');
     for p in Policy::ALL {

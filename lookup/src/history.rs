@@ -31,6 +31,8 @@ pub struct EntryInfo {
     pub labels: Vec<SafeStr>,
     pub surface: Digest,
     pub blob: Digest,
+    /// The package version the crawler ran, as its probe recorded it (a name: shown made safe).
+    pub version: Option<String>,
 }
 
 impl EntryInfo {
@@ -41,6 +43,7 @@ impl EntryInfo {
             labels: labels(entry.labels.iter().map(String::as_str)),
             surface: entry.surface,
             blob: entry.blob,
+            version: entry.probe.package_version.clone(),
         }
     }
 }
@@ -174,6 +177,54 @@ impl LogIndex {
         self.servers.len()
     }
 
+    /// The servers whose identity holds `fragment`, ignoring ASCII case, best first: those whose
+    /// name's last part is the fragment, then those where it is a whole word of that part
+    /// (`git` in `mcp-server-git`), then the rest; shorter identities first within each.
+    pub fn search(&self, fragment: &str) -> Vec<&ServerId> {
+        let q = fragment.trim().to_ascii_lowercase();
+        if q.is_empty() {
+            return Vec::new();
+        }
+        let mut found: Vec<(u8, &ServerId)> = self
+            .servers
+            .iter()
+            .filter_map(|id| relevance(id, &q).map(|r| (r, id)))
+            .collect();
+        found.sort_by(|(ra, a), (rb, b)| {
+            ra.cmp(rb)
+                .then(a.as_str().len().cmp(&b.as_str().len()))
+                .then(a.as_str().cmp(b.as_str()))
+        });
+        found.into_iter().map(|(_, id)| id).collect()
+    }
+
+    /// What a name the log does not hold may have meant: the servers holding it (without a kind
+    /// prefix it may carry), else its last part (`@scope/name` without the scope).
+    pub fn did_you_mean(&self, asked: &str) -> Vec<&ServerId> {
+        let name = asked
+            .split_once(':')
+            .filter(|(kind, _)| ["npm", "pypi", "oci", "remote", "registry"].contains(kind))
+            .map_or(asked, |(_, name)| name);
+        let found = self.search(name);
+        if !found.is_empty() {
+            return found;
+        }
+        match name.trim_end_matches('/').rsplit_once('/') {
+            Some((_, last)) => self.search(last),
+            None => found,
+        }
+    }
+
+    /// Whether no other server in the log has the short slug of `id`: then the site gives it
+    /// that slug (a long one only goes to a server whose short slug another holds).
+    pub fn slug_is_short(&self, id: &ServerId) -> bool {
+        let short = pinlog_core::slug::slug(id);
+        !self
+            .servers
+            .iter()
+            .any(|other| other != id && pinlog_core::slug::slug(other) == short)
+    }
+
     /// How many tools and prompts the surface of `entry` has, counted from its blob (read through
     /// the record, held to the entry's `blob` digest); `None` when the blob cannot be read.
     /// Nothing of the blob's text leaves this function.
@@ -195,4 +246,22 @@ impl LogIndex {
         m.insert(entry.blob, counts);
         Some(counts)
     }
+}
+
+/// How well `id` matches the lowercase fragment `q`: 0 its name's last part is `q`, 1 `q` is a
+/// whole word of that part, 2 anywhere in the identity; `None` when it does not hold it.
+fn relevance(id: &ServerId, q: &str) -> Option<u8> {
+    let whole = id.as_str().to_ascii_lowercase();
+    if !whole.contains(q) {
+        return None;
+    }
+    let name = id.name().to_ascii_lowercase();
+    let last = name.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    if last == q {
+        return Some(0);
+    }
+    if last.split(['-', '_', '.']).any(|word| word == q) {
+        return Some(1);
+    }
+    Some(2)
 }

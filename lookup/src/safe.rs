@@ -51,6 +51,36 @@ pub fn safe_name(name: &str) -> (String, bool) {
     (out, altered)
 }
 
+/// The base URL of the log's site, as the user gave it: `http://` or `https://`, then at most 200
+/// characters of the safe set (and `~`, `%`), no trailing `/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteUrl(String);
+
+impl SiteUrl {
+    pub fn parse(text: &str) -> Result<SiteUrl, String> {
+        let rest = text
+            .strip_prefix("https://")
+            .or_else(|| text.strip_prefix("http://"));
+        match rest {
+            Some(r)
+                if !r.is_empty()
+                    && !r.starts_with('/')
+                    && text.len() <= 200
+                    && text
+                        .chars()
+                        .all(|c| is_safe_char(c) || c == '~' || c == '%') =>
+            {
+                Ok(SiteUrl(text.trim_end_matches('/').to_string()))
+            }
+            _ => Err(
+                "the site's URL is http:// or https://, then at most 200 letters, digits \
+                 and . _ @ / : - ~ %, as `pinlog site build --base-url` was given it"
+                    .into(),
+            ),
+        }
+    }
+}
+
 /// A string an answer may hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SafeStr(String);
@@ -91,6 +121,12 @@ impl SafeStr {
     /// A pin store key: 24 hex digits.
     pub fn key(k: &ServerKey) -> SafeStr {
         SafeStr(k.as_str().to_string())
+    }
+
+    /// The page of the server whose slug is `slug` on the site at `site` (a [`SiteUrl`]): the
+    /// user's own setting, checked, and a slug safe by construction.
+    pub fn site_page(site: &SiteUrl, slug: &str) -> SafeStr {
+        SafeStr(format!("{}/{}", site.0, pinlog_core::slug::page(slug)))
     }
 
     /// A number, as text.

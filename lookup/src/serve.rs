@@ -13,6 +13,7 @@ use pinlog_verifier::public_log::{OnUnavailable, PublicLog};
 
 use crate::history::{self, LogProblem};
 use crate::http::{loopback_addr, serve_http, PATH};
+use crate::safe::SiteUrl;
 use crate::tools::{server, LookupTools, Pins};
 
 /// What `pinlog lookup` serves.
@@ -22,6 +23,8 @@ pub struct LookupOptions {
     pub log: Option<PublicLog>,
     /// The loopback address to serve Streamable HTTP at, instead of stdio.
     pub http: Option<String>,
+    /// The base URL of the log's site, to link each server's page.
+    pub site: Option<SiteUrl>,
 }
 
 /// Verifies and indexes the log ahead of the first question, saying on standard error when it
@@ -57,7 +60,11 @@ pub fn serve(options: LookupOptions) -> Result<Exit, Failure> {
     };
     let Some(http) = &options.http else {
         let pins = Store::home().map_or(Pins::NoHome, Pins::Home);
-        let server = Arc::new(server(LookupTools::new(log, pins).opened(opened)));
+        let server = Arc::new(server(
+            LookupTools::new(log, pins)
+                .with_site(options.site)
+                .opened(opened),
+        ));
         warm(&server);
         if io::stdin().is_terminal() {
             eprintln!(
@@ -75,7 +82,11 @@ pub fn serve(options: LookupOptions) -> Result<Exit, Failure> {
         };
     };
     let addr = loopback_addr(http).map_err(Failure::usage)?;
-    let server = Arc::new(server(LookupTools::new(log, Pins::Off).opened(opened)));
+    let server = Arc::new(server(
+        LookupTools::new(log, Pins::Off)
+            .with_site(options.site)
+            .opened(opened),
+    ));
     warm(&server);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -390,6 +390,7 @@ fn the_python_sdk_reads_every_tool_over_stdio_in_both_eras() {
             names(&v),
             [
                 "pinlog_server_status",
+                "pinlog_search_servers",
                 "pinlog_my_servers",
                 "pinlog_change_summary",
                 "pinlog_pin_vs_public_record",
@@ -515,7 +516,14 @@ fn over_streamable_http_only_the_public_tools_are_offered_in_both_eras() {
             ],
         );
         assert_eq!(v["protocol"], protocol, "{mode}: {v}");
-        assert_eq!(names(&v), ["pinlog_server_status", "pinlog_how_to_protect"]);
+        assert_eq!(
+            names(&v),
+            [
+                "pinlog_server_status",
+                "pinlog_search_servers",
+                "pinlog_how_to_protect"
+            ]
+        );
         let status = structured(&v, 0);
         assert_eq!(status["server"], "npm:@demo/weather", "{status}");
         assert_eq!(status["current"]["tools"], 3);

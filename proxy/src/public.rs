@@ -14,6 +14,7 @@ use std::time::{Duration, SystemTime};
 
 use pinlog_core::identity::PublicIdentity;
 use pinlog_core::render::{quoted, safe};
+use pinlog_core::resolution;
 use pinlog_gate::lock::{approve, Approval};
 use pinlog_log::fetch::LogAt;
 use pinlog_log::surface_blob::{self, SurfaceBlob};
@@ -166,10 +167,10 @@ impl Public for PublicCheck {
             Ok(Compared::Differs(o, public)) => PublicVerdict {
                 line: format!(
                     "{who} DIFFERS FROM THE PUBLIC RECORD: entry {} of {origin}{} holds another \
-                     surface; either this machine's configuration changes the surface, or this \
-                     client is served something the public was not",
+                     surface; {}",
                     o.index,
-                    observed_version(&o)
+                    observed_version(&o),
+                    why_it_differs(&public, served, &identity, &o)
                 ),
                 outcome: "public-differs",
                 public_lock: Some((public_lock(&public, served, id), id.to_string())),
@@ -187,6 +188,42 @@ impl Public for PublicCheck {
             }
         };
         (Vec::new(), Some(verdict))
+    }
+}
+
+/// What a difference most likely is: dependency resolution, when only the schema keys a
+/// generator writes differ (with how to check it); else this machine's configuration, or a
+/// surface the public was not served.
+fn why_it_differs(
+    public: &SurfaceBlob,
+    served: &Served,
+    identity: &PublicIdentity,
+    o: &Observed,
+) -> String {
+    let parts = public.parts();
+    let public_surface = resolution::Surface {
+        instructions: parts.instructions.as_deref(),
+        tools: &parts.tools,
+        prompts: &parts.prompts,
+    };
+    let served_surface = resolution::Surface {
+        instructions: served.instructions.as_deref(),
+        tools: &served.tools,
+        prompts: &served.prompts,
+    };
+    if !resolution::only_generated_schema_keys(public_surface, served_surface) {
+        return "either this machine's configuration changes the surface, or this client is \
+                served something the public was not"
+            .to_string();
+    }
+    let check = o
+        .version
+        .as_deref()
+        .or(identity.version.as_deref())
+        .and_then(|v| resolution::how_to_check(identity.id.kind(), identity.id.name(), &safe(v)));
+    match check {
+        Some(check) => format!("{}; {check}", resolution::LIKELY),
+        None => resolution::LIKELY.to_string(),
     }
 }
 

@@ -2,17 +2,26 @@
 //! runs as its child. Lines go through a [`Session`]; the server's standard error is passed on a
 //! line at a time, rendered safe.
 
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pinlog_core::render::safe;
+use pinlog_core::render::{quoted, safe};
 use pinlog_mcp::lines::Lines;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::queue::Budget;
-use crate::session::{Action, OnDrift, OnPublicMismatch, Outcome, Pins, Public, Session};
+use crate::session::{
+    Action, OnDrift, OnPublicMismatch, Outcome, Pins, Public, ServerEnd, Session,
+};
+
+/// How many of the server's last standard error lines are kept to say why it ended, and how many
+/// characters of each.
+const LAST_LINES: usize = 8;
+const LAST_LINE_CHARS: usize = 200;
 
 /// Set (by the `pinlog` binary) when it started the proxy again with [`LEAN_OPTIONS`] in the
 /// environment: the server must inherit neither those options nor this marker.
@@ -70,7 +79,14 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", safe(&program.to_string_lossy())))?;
+        .map_err(|e| {
+            format!(
+                "cannot start {}: {e}; the server was not started. Check its command in the \
+                 client's configuration: is it installed, and on the PATH the client gives its \
+                 servers? (A full path to the program works everywhere.)",
+                quoted(&program.to_string_lossy(), 200)
+            )
+        })?;
     // Each direction is written by a task of its own, so that a side slow to read never stops
     // the proxy from reading the other (two pipes both full would otherwise deadlock) until its
     // queue is full: then neither side is read until it drains (backpressure), as what is read
@@ -80,19 +96,19 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
     let mut server_out = lines(child.stdout.take().expect("piped"), MAX_MESSAGE);
     let mut server_err = lines(child.stderr.take().expect("piped"), 64 << 10);
     let label = options.label.clone();
-    tokio::spawn(async move {
+    let last_lines = Arc::new(Mutex::new(VecDeque::new()));
+    let kept = last_lines.clone();
+    let mut stderr_task = tokio::spawn(async move {
         // The server's standard error is shown as text, never as bytes a terminal would obey;
         // it is drained to the end, as a server whose stderr pipe closes dies of SIGPIPE.
         loop {
-            match server_err.next().await {
-                Ok(Some(line)) => eprintln!(
-                    "[{}] {}",
-                    safe(&label),
-                    safe(&String::from_utf8_lossy(&line))
-                ),
+            let shown = match server_err.next().await {
+                Ok(Some(line)) => safe(&String::from_utf8_lossy(&line)).into_owned(),
                 Ok(None) => break,
-                Err(_) => eprintln!("[{}] (a line over 64 KiB, not shown)", safe(&label)),
-            }
+                Err(_) => "(a line over 64 KiB, not shown)".to_string(),
+            };
+            eprintln!("[{}] {shown}", safe(&label));
+            keep_last(&kept, &shown);
         }
     });
     let mut client_in = lines(tokio::io::stdin(), MAX_MESSAGE);
@@ -149,8 +165,24 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
             break;
         }
         if !server_open && session.outcome() == Outcome::Open {
-            if session.is_checking() {
-                let actions = session.server_gone();
+            if session.is_unchecked_yet() {
+                // What it said last is read to its end, and its status taken, before it is told.
+                let _ = tokio::time::timeout(Duration::from_secs(1), &mut stderr_task).await;
+                let status = tokio::time::timeout(Duration::from_secs(1), child.wait())
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .map(status_code);
+                let end = ServerEnd {
+                    status,
+                    last_lines: last_lines
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .iter()
+                        .cloned()
+                        .collect(),
+                };
+                let actions = session.server_gone(&end);
                 apply(actions, &mut to_server, &to_client);
                 continue;
             }
@@ -171,6 +203,19 @@ pub async fn run<P: Pins>(options: StdioOptions, pins: P) -> Result<Ended, Strin
         Outcome::Blocked => Ended::Blocked,
         Outcome::Unchecked => Ended::Unchecked,
     })
+}
+
+/// Keeps `line` (already safe) among the last [`LAST_LINES`], cut to [`LAST_LINE_CHARS`].
+fn keep_last(kept: &Mutex<VecDeque<String>>, line: &str) {
+    let mut cut: String = line.chars().take(LAST_LINE_CHARS).collect();
+    if cut.len() < line.len() {
+        cut.push('…');
+    }
+    let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() == LAST_LINES {
+        kept.pop_front();
+    }
+    kept.push_back(cut);
 }
 
 /// The lines of `input`, read through a buffer of 64 KiB.
@@ -260,6 +305,11 @@ async fn finish(child: &mut Child) -> i32 {
             return 0;
         }
     };
+    status_code(status)
+}
+
+/// An exit status as shells report it: 128 + the signal for one that a signal ended.
+fn status_code(status: std::process::ExitStatus) -> i32 {
     #[cfg(unix)]
     if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
         return 128 + signal;

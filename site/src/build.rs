@@ -233,9 +233,11 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
 
     // The log: its page, and its files.
     let vkey = model.vkey.as_deref().map(|v| render::safe(v).into_owned());
-    let command = format!(
-        "pinlog verify-log log/ --vkey {}",
-        vkey.as_deref().map_or("VKEY".to_string(), shell_quote)
+    let vkey_arg = vkey.as_deref().map_or("VKEY".to_string(), shell_quote);
+    let command = format!("pinlog verify-log log/ --vkey {vkey_arg}");
+    let served_command = format!(
+        "pinlog verify-log {} --vkey {vkey_arg} --state pinlog-log.state",
+        shell_quote(&format!("{base}/log/"))
     );
     let log_page = LogPage {
         frame: frame.at("../"),
@@ -244,6 +246,7 @@ pub fn build(o: &Options) -> Result<Built, SiteError> {
         root_hash: model.checkpoint.root.to_base64(),
         vkey,
         command,
+        served_command,
     };
     copy_log(&o.log, &model.checkpoint_note, &mut out)?;
     out.put(
@@ -336,7 +339,7 @@ fn slug_of(model: &Model, id: &pinlog_core::ServerId) -> String {
         .servers
         .iter()
         .find(|s| &s.id == id)
-        .map_or_else(|| crate::slug::slug(id), |s| s.slug.clone())
+        .map_or_else(|| pinlog_core::slug::slug(id), |s| s.slug.clone())
 }
 
 /// What a server's pages are made from: when it is the same as at the last build, they are not
@@ -521,7 +524,7 @@ fn render_server(
         history,
     };
     out.put(
-        &format!("servers/{}.html", s.slug),
+        &pinlog_core::slug::page(&s.slug),
         page.render().map_err(render_err)?.as_bytes(),
     )?;
 
@@ -541,7 +544,7 @@ fn render_server(
         id: format!("{base}/feed/{}.xml", s.slug),
         updated,
         self_url: format!("{base}/feed/{}.xml", s.slug),
-        page_url: format!("{base}/servers/{}.html", s.slug),
+        page_url: format!("{base}/{}", pinlog_core::slug::page(&s.slug)),
         entries: &entries,
     };
     out.put(

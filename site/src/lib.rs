@@ -9,5 +9,4 @@ pub mod coverage;
 pub mod model;
 pub mod pages;
 pub mod report;
-pub mod slug;
 pub mod tree;

@@ -15,8 +15,8 @@ use pinlog_log::publish::CHECKPOINT;
 use pinlog_log::store::{Liveness, Store, StoreError};
 
 use crate::coverage::{self, Coverage};
-use crate::slug::{long_slug, slug};
 use crate::tree::Tree;
+use pinlog_core::slug::{long_slug, slug};
 
 /// One published entry.
 pub struct Record {

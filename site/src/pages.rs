@@ -97,6 +97,8 @@ pub struct LogPage<'a> {
     pub root_hash: String,
     pub vkey: Option<String>,
     pub command: String,
+    /// The same check of the log where this site serves it, with a state kept between runs.
+    pub served_command: String,
 }
 
 #[derive(Template)]

@@ -5,6 +5,7 @@
 
 use clap::Args;
 use pinlog_core::exit::{Exit, Failure};
+use pinlog_lookup::safe::SiteUrl;
 use pinlog_lookup::serve::{serve, LookupOptions};
 use pinlog_proxy::store::Store;
 use pinlog_verifier::cli::PublicLogArgs;
@@ -20,6 +21,10 @@ pub struct LookupArgs {
     /// instead of stdio; only the public tools are offered there, never this machine's pins
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
+    /// The base URL of the log's site (as `pinlog site build --base-url` was given it):
+    /// pinlog_server_status then gives each server's page there
+    #[arg(long, value_name = "URL", value_parser = SiteUrl::parse)]
+    pub site_url: Option<SiteUrl>,
 }
 
 /// `pinlog lookup`: serves until the client goes away.
@@ -28,6 +33,7 @@ pub fn lookup(args: LookupArgs) -> Result<Exit, Failure> {
     serve(LookupOptions {
         log: args.public.public_log_or_home(home.as_deref())?,
         http: args.http,
+        site: args.site_url,
     })
 }
 

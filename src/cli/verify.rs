@@ -11,6 +11,7 @@ use pinlog_core::exit::{Exit, Failure};
 use pinlog_core::json::write_string;
 use pinlog_core::manifest::{Manifest, ManifestServer};
 use pinlog_core::render::{safe, safe_ascii};
+use pinlog_core::resolution::{how_to_check, Surface, LIKELY};
 use pinlog_gate::commands::{verify, verify_with, Addendum, Format};
 use pinlog_gate::compare::compare;
 use pinlog_gate::lock::{approve, Approval};
@@ -20,7 +21,7 @@ use pinlog_log::surface_blob::SurfaceBlob;
 use pinlog_verifier::cli::PublicLogArgs;
 use pinlog_verifier::outcome::Severity;
 use pinlog_verifier::public_log::{refused as refused_log, why_not, OnUnavailable};
-use pinlog_verifier::record::{Outcome, Standing};
+use pinlog_verifier::record::{Observed, Outcome, Standing};
 use pinlog_verifier::VerifyError;
 
 #[derive(Args, Debug)]
@@ -106,16 +107,22 @@ struct Difference {
     text: String,
     json: Vec<u8>,
     labels: Vec<String>,
+    /// Only the schema keys a generator writes differ: what that likely is, and how to check.
+    resolution: Option<String>,
 }
 
 impl<'s> Shown<'s> {
     fn of(standing: &'s Standing, manifest: &Manifest<'_>, ascii: bool) -> Shown<'s> {
         let difference = match &standing.outcome {
-            Outcome::Differs { public, .. } => manifest
+            Outcome::Differs { public, observed } => manifest
                 .servers
                 .iter()
                 .find(|s| s.id == standing.server)
-                .map(|served| difference(served, manifest.complete, public, ascii)),
+                .map(|served| {
+                    let mut d = difference(served, manifest.complete, public, ascii);
+                    d.resolution = resolution(served, public, standing, observed);
+                    d
+                }),
             _ => None,
         };
         Shown {
@@ -175,7 +182,42 @@ fn difference(
         text: report_text::render_findings(&findings, ascii),
         json: report_json::render_findings(&findings),
         labels,
+        resolution: None,
     }
+}
+
+/// When only the schema keys a generator writes differ: that the dependencies likely differ, and
+/// how to check it for a package the log observed at a version.
+fn resolution(
+    served: &ManifestServer<'_>,
+    public: &SurfaceBlob,
+    standing: &Standing,
+    observed: &Observed,
+) -> Option<String> {
+    let parts = public.parts();
+    let only = pinlog_core::resolution::only_generated_schema_keys(
+        Surface {
+            instructions: parts.instructions.as_deref(),
+            tools: &parts.tools,
+            prompts: &parts.prompts,
+        },
+        Surface {
+            instructions: served.instructions.as_deref(),
+            tools: &served.tools,
+            prompts: &served.prompts,
+        },
+    );
+    if !only {
+        return None;
+    }
+    let check = standing.identity.as_ref().and_then(|id| {
+        let version = observed.version.as_deref().or(id.version.as_deref())?;
+        how_to_check(id.id.kind(), id.id.name(), &safe(version))
+    });
+    Some(match check {
+        Some(check) => format!("{LIKELY}; {check}"),
+        None => LIKELY.to_string(),
+    })
 }
 
 type Consulted<'s> = Result<(&'s Checkpoint, Vec<Shown<'s>>), &'s VerifyError>;
@@ -250,6 +292,9 @@ fn text_lines(consulted: &Consulted<'_>, ascii: bool) -> String {
                     version(&observed.version)
                 );
                 if let Some(d) = &s.difference {
+                    if let Some(likely) = &d.resolution {
+                        let _ = writeln!(out, "    likely: {}", t(likely));
+                    }
                     if !d.labels.is_empty() {
                         let _ = writeln!(out, "    labels: {}", d.labels.join(", "));
                     }

@@ -10,6 +10,7 @@ mod answer;
 mod pins;
 mod protect;
 mod public;
+mod search;
 mod status;
 
 use std::path::PathBuf;
@@ -21,9 +22,11 @@ use pinlog_mcp::server::{CallError, Json, McpServer, ServerInfo, ToolDef, ToolRe
 use pinlog_verifier::public_log::PublicLog;
 
 use crate::history::{self, LogIndex, LogProblem};
+use crate::safe::SiteUrl;
 use pinlog_clients::guide as clients;
 
 pub const SERVER_STATUS: &str = "pinlog_server_status";
+pub const SEARCH_SERVERS: &str = "pinlog_search_servers";
 pub const MY_SERVERS: &str = "pinlog_my_servers";
 pub const CHANGE_SUMMARY: &str = "pinlog_change_summary";
 pub const HOW_TO_PROTECT: &str = "pinlog_how_to_protect";
@@ -46,6 +49,8 @@ pub struct LookupTools {
     log: Option<PublicLog>,
     pins: Pins,
     index: Mutex<Option<Arc<LogIndex>>>,
+    /// Where the log's site is, to link a server's page.
+    site: Option<SiteUrl>,
 }
 
 fn schema(properties: Json, required: &[&str]) -> Json {
@@ -72,7 +77,14 @@ impl LookupTools {
             log,
             pins,
             index: Mutex::new(None),
+            site: None,
         }
+    }
+
+    /// Links each server's page on the log's site at `site`.
+    pub fn with_site(mut self, site: Option<SiteUrl>) -> LookupTools {
+        self.site = site;
+        self
     }
 
     /// Starts from a log already verified, if there is one.
@@ -134,6 +146,23 @@ impl Tools for LookupTools {
             ),
             read_only: true,
         }];
+        tools.push(ToolDef {
+            name: SEARCH_SERVERS.into(),
+            title: Some("Search the public log".into()),
+            description: "The servers pinlog's public log (a local copy verified against its \
+                pinned key) holds whose identity contains a part of a name, ignoring case \
+                (memory, git, @scope/): their exact identities (kind:name), best matches first, \
+                at most 25, and whether more match. Ask pinlog_server_status about one."
+                .into(),
+            input_schema: schema(
+                Json::obj([(
+                    "query",
+                    string_property("A part of the server's name, e.g. memory", 200),
+                )]),
+                &["query"],
+            ),
+            read_only: true,
+        });
         if self.offers_pins() {
             tools.push(ToolDef {
                 name: MY_SERVERS.into(),
@@ -236,6 +265,7 @@ impl Tools for LookupTools {
     fn call(&self, name: &str, arguments: &Object<'_>) -> Result<ToolResult, CallError> {
         match name {
             SERVER_STATUS => Ok(self.server_status(arguments)),
+            SEARCH_SERVERS => Ok(self.search_servers(arguments)),
             MY_SERVERS if self.offers_pins() => Ok(self.my_servers(arguments)),
             CHANGE_SUMMARY if self.offers_pins() => Ok(self.change_summary(arguments)),
             PIN_VS_PUBLIC_RECORD if self.offers_pin_vs_public() => {
@@ -250,27 +280,28 @@ impl Tools for LookupTools {
 /// The lookup server: its tools and who it says it is.
 pub fn server(tools: LookupTools) -> McpServer<LookupTools> {
     let instructions = if tools.offers_pin_vs_public() {
-        "pinlog lookup: read-only facts about MCP servers. pinlog_server_status answers from a \
-         verified local copy of pinlog's public log; pinlog_my_servers and \
-         pinlog_change_summary from this machine's pin store; pinlog_pin_vs_public_record \
-         compares a pin with the public log; pinlog_how_to_protect says how to set pinlog up in \
-         a client. Answers hold names restricted to a safe character set, dates, counts, digests \
-         and fixed labels only: never a server's own descriptions or pending definitions. \
-         Nothing here approves or changes anything: the user reviews and approves changes in a \
-         terminal."
+        "pinlog lookup: read-only facts about MCP servers. pinlog_server_status and \
+         pinlog_search_servers answer from a verified local copy of pinlog's public log; \
+         pinlog_my_servers and pinlog_change_summary from this machine's pin store; \
+         pinlog_pin_vs_public_record compares a pin with the public log; pinlog_how_to_protect \
+         says how to set pinlog up in a client. Answers hold names restricted to a safe \
+         character set, dates, counts, digests and fixed labels only: never a server's own \
+         descriptions or pending definitions. Nothing here approves or changes anything: the \
+         user reviews and approves changes in a terminal."
     } else if tools.offers_pins() {
-        "pinlog lookup: read-only facts about MCP servers. pinlog_server_status answers from a \
-         verified local copy of pinlog's public log; pinlog_my_servers and \
-         pinlog_change_summary from this machine's pin store; pinlog_how_to_protect says how to \
-         set pinlog up in a client. Answers hold names restricted to a safe character set, \
-         dates, counts, digests and fixed labels only: never a server's own descriptions or \
-         pending definitions. Nothing here approves or changes anything: the user reviews and \
-         approves changes in a terminal."
+        "pinlog lookup: read-only facts about MCP servers. pinlog_server_status and \
+         pinlog_search_servers answer from a verified local copy of pinlog's public log; \
+         pinlog_my_servers and pinlog_change_summary from this machine's pin store; \
+         pinlog_how_to_protect says how to set pinlog up in a client. Answers hold names \
+         restricted to a safe character set, dates, counts, digests and fixed labels only: never \
+         a server's own descriptions or pending definitions. Nothing here approves or changes \
+         anything: the user reviews and approves changes in a terminal."
     } else {
-        "pinlog lookup: read-only facts about public MCP servers. pinlog_server_status answers \
-         from a verified local copy of pinlog's public log; pinlog_how_to_protect says how to \
-         set pinlog up in a client. Answers hold names restricted to a safe character set, \
-         dates, counts, digests and fixed labels only: never a server's own text."
+        "pinlog lookup: read-only facts about public MCP servers. pinlog_server_status and \
+         pinlog_search_servers answer from a verified local copy of pinlog's public log; \
+         pinlog_how_to_protect says how to set pinlog up in a client. Answers hold names \
+         restricted to a safe character set, dates, counts, digests and fixed labels only: never \
+         a server's own text."
     };
     McpServer::new(
         tools,

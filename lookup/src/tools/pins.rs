@@ -11,6 +11,7 @@ use pinlog_proxy::check;
 use pinlog_proxy::store::{PinStoreError, Pinned, ServerKey, Store};
 
 use super::answer::{answer, invalid, name_members, obj, s, string_arg};
+use super::search::MAX_SUGGESTED;
 use super::{LookupTools, Pins};
 use crate::safe::{labels, Out, SafeStr};
 
@@ -82,7 +83,7 @@ impl LookupTools {
         };
         let (key, pinned) = match self.find_pin(given) {
             Ok(Some(found)) => found,
-            Ok(None) => return no_store(),
+            Ok(None) => return nothing_pinned(),
             Err(e) => return e,
         };
         match summary(&key, &pinned) {
@@ -108,12 +109,30 @@ impl LookupTools {
                 }),
             )];
             if several.is_empty() {
+                let near = near_labels(&keys, given);
+                m.push((
+                    "did_you_mean",
+                    Out::Arr(
+                        near.iter()
+                            .take(MAX_SUGGESTED)
+                            .map(|(k, label)| {
+                                let mut pin = vec![("key", Out::Str(SafeStr::key(k)))];
+                                pin.extend(name_members("label", "label_altered", label));
+                                obj(pin)
+                            })
+                            .collect(),
+                    ),
+                ));
                 m.push((
                     "message",
-                    s(
+                    s(if near.is_empty() {
                         "No pinned server has that key, key prefix (6 hex digits or more) or \
-                       label; pinlog_my_servers lists them.",
-                    ),
+                         label; pinlog_my_servers lists them."
+                    } else {
+                        "No pinned server has exactly that key, key prefix (6 hex digits or \
+                         more) or label; did_you_mean lists the pins whose label holds it: ask \
+                         again with one of their keys."
+                    }),
                 ));
             } else {
                 m.push((
@@ -153,6 +172,34 @@ fn store_unreadable() -> ToolResult {
         ]),
         true,
     )
+}
+
+/// A question about one pin, with no pin store yet: nothing is pinned, so none is found.
+pub(super) fn nothing_pinned() -> ToolResult {
+    answer(
+        obj(vec![
+            ("status", s("not-found")),
+            (
+                "message",
+                s(
+                    "No server is pinned on this machine yet: the proxy pins a server the first \
+                   time it runs it (pinlog_how_to_protect says how to set it up).",
+                ),
+            ),
+        ]),
+        true,
+    )
+}
+
+/// The pins whose label holds `given`, ignoring ASCII case, shortest label first.
+fn near_labels<'k>(keys: &'k [(ServerKey, String)], given: &str) -> Vec<&'k (ServerKey, String)> {
+    let q = given.trim().to_ascii_lowercase();
+    let mut near: Vec<_> = keys
+        .iter()
+        .filter(|(_, label)| !q.is_empty() && label.to_ascii_lowercase().contains(&q))
+        .collect();
+    near.sort_by(|(ka, a), (kb, b)| a.len().cmp(&b.len()).then(ka.as_str().cmp(kb.as_str())));
+    near
 }
 
 fn no_store() -> ToolResult {

@@ -20,7 +20,7 @@ use pinlog_proxy::store::{Pinned, ServerKey};
 use pinlog_verifier::record::{Compared, Observed};
 
 use super::answer::{answer, invalid, name_members, obj, s, string_arg};
-use super::pins::change;
+use super::pins::{change, nothing_pinned};
 use super::status::{log_not_configured, log_out, log_problem};
 use super::LookupTools;
 use crate::history::LogIndex;
@@ -54,24 +54,11 @@ impl LookupTools {
                  registry:name)",
             );
         };
-        let (key, pinned) =
-            match self.find_pin(given) {
-                Ok(Some(found)) => found,
-                Ok(None) => {
-                    return answer(
-                        obj(vec![
-                        ("status", s("not-found")),
-                        (
-                            "message",
-                            s("No server is pinned on this machine yet: the proxy pins a server \
-                               the first time it runs it."),
-                        ),
-                    ]),
-                        true,
-                    )
-                }
-                Err(e) => return e,
-            };
+        let (key, pinned) = match self.find_pin(given) {
+            Ok(Some(found)) => found,
+            Ok(None) => return nothing_pinned(),
+            Err(e) => return e,
+        };
         let index = match self.index() {
             None => return log_not_configured(),
             Some(Ok(i)) => i,
@@ -221,8 +208,8 @@ fn compared(
                 "message",
                 Out::Str(SafeStr::format(
                     "Not in the public record: the log {} has no entry for that identity (it was \
-                     never read by the crawler, or it is named otherwise). No entry says nothing \
-                     about safety.",
+                     never read by the crawler, or it is named otherwise). Having no entry says \
+                     nothing about a server's safety.",
                     &[&origin],
                 )),
             ));

@@ -4,6 +4,7 @@ use pinlog_core::json::Object;
 use pinlog_mcp::server::ToolResult;
 
 use super::answer::{answer, invalid, name_members, obj, s, string_arg};
+use super::search::{identities, MAX_SUGGESTED};
 use super::LookupTools;
 use crate::history::{self, Found, History, LogIndex, LogProblem};
 use crate::safe::{Out, SafeStr};
@@ -37,6 +38,15 @@ impl LookupTools {
                 m.extend(name_members("server", "server_name_altered", h.id.as_str()));
                 m.push(("log", log));
                 m.extend(history_members(&index, &h));
+                // The site gives a server its short slug unless another holds it: with another
+                // server in the log holding it, which page is whose is not known here.
+                let page = match &self.site {
+                    Some(site) if index.slug_is_short(&h.id) => {
+                        Out::Str(SafeStr::site_page(site, &pinlog_core::slug::slug(&h.id)))
+                    }
+                    _ => Out::Null,
+                };
+                m.push(("site_page", page));
                 m.push(("note", s(NO_SERVER_TEXT)));
             }
             Found::Several(ids) => {
@@ -53,16 +63,24 @@ impl LookupTools {
                 ));
             }
             Found::None => {
+                let near = index.did_you_mean(asked);
                 m.push(("status", s("not-found")));
                 m.push(("log", log));
                 m.push(("servers_in_log", Out::Num(index.server_count() as u64)));
+                m.push(("did_you_mean", identities(&near, MAX_SUGGESTED)));
                 m.push((
                     "message",
-                    s(
+                    s(if near.is_empty() {
                         "The log has no entry for this server: it was never read by the crawler, \
-                       or it is named otherwise (kind:name, e.g. npm:@scope/name, \
-                       pypi:name, oci:image, remote:URL). No entry says nothing about safety.",
-                    ),
+                         or it is named otherwise (kind:name, e.g. npm:@scope/name, pypi:name, \
+                         oci:image, remote:URL); pinlog_search_servers finds a server by a part \
+                         of its name. Having no entry says nothing about a server's safety."
+                    } else {
+                        "The log has no server by exactly that name; did_you_mean lists those \
+                         whose identity holds it, best first: ask again with one of them \
+                         (pinlog_search_servers lists more). Having no entry says nothing about \
+                         a server's safety."
+                    }),
                 ));
             }
         }
@@ -155,6 +173,10 @@ fn history_members(index: &LogIndex, h: &History) -> Vec<(&'static str, Out)> {
         ),
         ("labels", Out::strs(current.labels.clone())),
     ];
+    match &current.version {
+        Some(v) => cur.extend(name_members("observed_version", "version_altered", v)),
+        None => cur.push(("observed_version", Out::Null)),
+    }
     if counts.is_none() {
         cur.push((
             "counts_note",

@@ -57,6 +57,12 @@ struct Listing {
     notifications: Held,
 }
 
+/// What to do about a server that ended before it answered: said on standard error and to the
+/// client.
+const SERVER_ENDED_NEXT: &str = "nothing was pinned. Run the server's command from the client's \
+    configuration in a terminal to see why it stops (a package that is not installed, a setting, \
+    a key or an argument it needs), fix it there, then restart the client";
+
 /// How long the server has to answer everything the proxy asks to check its surface.
 pub const CHECK_TIME: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -142,6 +148,17 @@ pub struct Session<P: Pins> {
     /// The approved surface is the public record's, held to for this session (first use under
     /// `--on-public-mismatch hold`); nothing was pinned.
     public_hold: bool,
+    /// The server ended before its surface was read: what the client is told, once unchecked.
+    server_ended: bool,
+}
+
+/// How a server that ended during the check ended, as its transport saw it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerEnd {
+    /// Its exit status (128 + the signal for one a signal ended), when it was known in time.
+    pub status: Option<i32>,
+    /// The last lines of its standard error, oldest first, each already rendered safe and cut.
+    pub last_lines: Vec<String>,
 }
 
 impl<P: Pins> Session<P> {
@@ -181,6 +198,7 @@ impl<P: Pins> Session<P> {
             public: None,
             on_public: OnPublicMismatch::Warn,
             public_hold: false,
+            server_ended: false,
         }
     }
 
@@ -222,14 +240,44 @@ impl<P: Pins> Session<P> {
         self.pins
     }
 
-    /// Whether the proxy is still reading the surface.
-    pub fn is_checking(&self) -> bool {
-        self.phase == Phase::Checking
+    /// Whether the surface is not read yet: the client has not asked, or the proxy is reading it.
+    pub fn is_unchecked_yet(&self) -> bool {
+        matches!(self.phase, Phase::Waiting | Phase::Checking)
     }
 
-    /// The server ended before its surface was read.
-    pub fn server_gone(&mut self) -> Vec<Action> {
-        self.unchecked("the server ended")
+    /// The server ended before its surface was read: said with how it ended and its last words,
+    /// each line a note of its own, and what to do next. Its words reach standard error only,
+    /// never the client.
+    pub fn server_gone(&mut self, end: &ServerEnd) -> Vec<Action> {
+        let why = match end.status {
+            Some(status) => format!("the server ended (exit status {status}) before it answered"),
+            None => "the server ended before it answered".to_string(),
+        };
+        self.server_ended = true;
+        let mut actions = self.unchecked(&why);
+        let mut notes = Vec::new();
+        if end.last_lines.is_empty() {
+            notes.push(Action::Note(
+                "it wrote nothing on its standard error".to_string(),
+            ));
+        } else {
+            notes.push(Action::Note(
+                "the last lines of its standard error:".to_string(),
+            ));
+            notes.extend(
+                end.last_lines
+                    .iter()
+                    .map(|l| Action::Note(format!("  | {l}"))),
+            );
+        }
+        notes.push(Action::Note(SERVER_ENDED_NEXT.to_string()));
+        // After the first note (what happened), before what goes to the client.
+        let at = actions
+            .iter()
+            .position(|a| !matches!(a, Action::Note(_)))
+            .unwrap_or(actions.len());
+        actions.splice(at..at, notes);
+        actions
     }
 
     /// When the check under way must have ended, if one is.
@@ -494,22 +542,38 @@ impl<P: Pins> Session<P> {
     }
 
     fn blocked_error(&self, id: &Id) -> Vec<u8> {
-        let (code, why) = match self.outcome {
-            Outcome::Unchecked => (
+        if self.outcome == Outcome::Unchecked {
+            // Nothing was recorded for review, so no review is offered; and the reason stays on
+            // standard error, as it may quote what the server sent.
+            let (why, next) = match self.server_ended {
+                true => (
+                    "the server ended before it answered",
+                    format!(
+                        "{SERVER_ENDED_NEXT}. The client's log of this server shows its last lines"
+                    ),
+                ),
+                false => (
+                    "its surface could not be checked",
+                    "nothing was pinned. The client's log of this server (pinlog's standard \
+                     error) says why"
+                        .to_string(),
+                ),
+            };
+            return message::error(
+                id,
                 code::UNCHECKED,
-                "its surface could not be checked".to_string(),
-            ),
-            _ => (
-                code::BLOCKED,
-                "its surface changed since it was approved".to_string(),
-            ),
-        };
+                &format!(
+                    "pinlog blocked {}: {why}. Nothing more is sent to it, and {next}.",
+                    quoted(&self.label, 64)
+                ),
+            );
+        }
         message::error(
             id,
-            code,
+            code::BLOCKED,
             &format!(
-                "pinlog blocked {}: {why}{}. Nothing more is sent to it, and none of its \
-                 answers is passed on. Review with `{}`",
+                "pinlog blocked {}: its surface changed since it was approved{}. Nothing more is \
+                 sent to it, and none of its answers is passed on. Review with `{}`",
                 quoted(&self.label, 64),
                 match self.block_labels.is_empty() {
                     true => String::new(),

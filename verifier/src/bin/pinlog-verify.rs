@@ -1,4 +1,5 @@
-//! pinlog-verify: the offline checks alone, for auditors. No network, no async runtime.
+//! pinlog-verify: the checks alone, for auditors, of a log where it is served or a copy of it. No
+//! async runtime, no child processes.
 
 use std::process::ExitCode;
 
@@ -10,7 +11,7 @@ use pinlog_gate::commands;
 use pinlog_verifier::cli::VerifyLogArgs;
 use pinlog_verifier::command::verify_log_command;
 
-/// Verify a pinlog (or any C2SP tlog-tiles) log offline.
+/// Verify a pinlog (or any C2SP tlog-tiles) log where it is served or from a copy.
 #[derive(Parser)]
 #[command(name = "pinlog-verify", version, max_term_width = 100)]
 #[command(
@@ -25,7 +26,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Verify a downloaded log directory, or one inclusion receipt
+    /// Verify a log at its URL or in a downloaded directory, or one inclusion receipt
     VerifyLog(VerifyLogArgs),
     /// Approve a manifest as it stands: write the lockfile (docs/GATE.md)
     Lock(gate::LockArgs),

@@ -1,11 +1,17 @@
-//! File names for servers: safe by construction, never a raw name. A slug is the server's kind,
-//! up to 48 characters of its name folded to `[a-z0-9-]`, and hex digits of the SHA-256 of its
-//! whole identity: 10 of them ([`slug`]), or all 64 ([`long_slug`]) for a server whose short
-//! slug another server already holds. Ten digits can be searched for a pair of names that share
-//! them (40 bits take minutes); a whole digest cannot. [`crate::model`] decides which a server
-//! gets, so that a published slug never changes.
+//! The site's file names for servers: safe by construction, never a raw name. A slug is the
+//! server's kind, up to 48 characters of its name folded to `[a-z0-9-]`, and hex digits of the
+//! SHA-256 of its whole identity: 10 of them ([`slug`]), or all 64 ([`long_slug`]) for a server
+//! whose short slug another server already holds. Ten digits can be searched for a pair of names
+//! that share them (40 bits take minutes); a whole digest cannot. The site's model decides which
+//! a server gets, so that a published slug never changes. Here, beside the identity, so that
+//! what links to a server's page (lookup) names it as the site does.
 
-use pinlog_core::{Digest, ServerId};
+use crate::{Digest, ServerId};
+
+/// Where a server's page is, relative to the site's base URL.
+pub fn page(slug: &str) -> String {
+    format!("servers/{slug}.html")
+}
 
 /// The short slug: what every server gets unless another holds it already.
 pub fn slug(id: &ServerId) -> String {
