@@ -59,9 +59,10 @@ impl LookupTools {
             ("snippet", s(c.snippet)),
             (
                 "snippet_note",
-                s("By hand: put `pinlog proxy --name NAME --` in front of the server's command, \
+                s("By hand: put `pinlog proxy --name NAME` in front of the server's command, \
                    where NAME is what you call the server and COMMAND ARG its command and \
-                   arguments as they were."),
+                   arguments as they were (with `--` before COMMAND only if it starts with \
+                   `-`)."),
             ),
         ];
         if let Some(alt) = c.alternative {
