@@ -288,7 +288,8 @@ fn every_failure_is_recorded_with_its_reason_and_nothing_appended() {
         ),
         (
             "pinlog-fixture-env",
-            serde_json::json!({"mode": "needs-env", "prefix": "/"}),
+            // Only its real data directory will do: a directory made for the retry fails too.
+            serde_json::json!({"mode": "needs-env", "prefix": "/srv/"}),
             "needs-env",
         ),
     ];
